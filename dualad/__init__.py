@@ -1,0 +1,23 @@
+"""dualad: exact derivatives, Jacobians and Hessians by dual and hyper-dual numbers.
+
+    import numpy as np, dualad
+    dualad.grad(f)(x)         dualad.jacobian(f)(x)      dualad.hessian(f)(x)
+
+See README.md for the tour and ../DESIGN.md (shared) for the layers.
+"""
+
+from . import numpy_functions as _numpy_functions  # noqa: F401  (registers __array_function__)
+from . import math, rules
+from .dual import Dual
+from .hyperdual import HyperDual
+from .number import primal
+from .transforms import (default_chunk, default_hessian_chunk, derivative, grad, hessian, hvp,
+                         jacfwd, jacobian, jvp, second_derivative, value_and_grad)
+
+stop_gradient = primal  # JAX's name: the value with its derivative dropped.
+
+__version__ = "0.1.0"
+
+__all__ = ["Dual", "HyperDual", "primal", "stop_gradient", "math", "rules", "jvp",
+           "derivative", "second_derivative", "grad", "value_and_grad", "jacfwd", "jacobian",
+           "hessian", "hvp", "default_chunk", "default_hessian_chunk"]

@@ -1,0 +1,424 @@
+"""ForwardNumber: the array structure Dual and HyperDual share.
+
+A forward number is a primal ``value`` (float, ndarray, or a forward number of an older
+tag) plus tangent ``components``, each of shape ``value.shape + trailing``:
+
+    Dual        partials  S + (N,)
+    HyperDual   eps1      S + (N1,)
+                eps2      S + (N2,)
+                eps12     S + (N1, N2)
+
+Structural operations (indexing, reshape, sums, ...) are linear, so they act on the value
+and on every component alike; this module implements them once for both types. What
+differs between the types is only the chain rule (``_chain``) and how multilinear and
+linear-algebra operations are evaluated (``_dual_level``), which subclasses supply.
+
+Tags stop perturbation confusion (ForwardDiff's tags, JAX's trace levels): every transform
+call draws a fresh, larger tag. When numbers of different tags meet, the newest one is the
+outer layer and the others are constants inside its value.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from .rules import BY_UFUNC, RULES
+
+__all__ = ["ForwardNumber", "new_tag", "primal", "HANDLED_FUNCTIONS", "leader_of"]
+
+_tag_counter = itertools.count(1)
+
+
+def new_tag():
+    """A tag newer than every tag drawn before it."""
+    return (next(_tag_counter), 0)
+
+
+# numpy function -> implementation; filled by dualad.numpy_functions.
+HANDLED_FUNCTIONS: dict = {}
+
+_LOST_DERIVATIVE = (
+    "{what} of a dualad.{cls} would drop its derivative. Keep the computation in NumPy "
+    "(np.sin, np.exp, ... or dualad.math.sin, ...), not Python's math module, which converts "
+    "to float; build arrays with np.stack/np.concatenate or np.zeros_like(x) and item "
+    "assignment instead of np.array([...]) or a float array; call dualad.primal(x) if you "
+    "really want the value without its derivative."
+)
+
+_COMPARISONS = {np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal}
+# Ufuncs whose result does not depend differentiably on the input: computed on the primal.
+_PRIMAL_ONLY_UFUNCS = _COMPARISONS | {
+    np.isnan, np.isinf, np.isfinite, np.signbit,
+    np.logical_and, np.logical_or, np.logical_xor, np.logical_not,
+}
+
+
+def primal(x):
+    """The value of x with every layer of derivative removed (a float or ndarray)."""
+    while isinstance(x, ForwardNumber):
+        x = x.value
+    return x
+
+
+def leader_of(args):
+    """The forward number with the newest tag among args (looking one level into lists)."""
+    leader = None
+    for a in args:
+        items = a if isinstance(a, (list, tuple)) else (a,)
+        for item in items:
+            if isinstance(item, ForwardNumber) and (leader is None or item.tag > leader.tag):
+                leader = item
+    return leader
+
+
+def _shape(x):
+    return x.shape if hasattr(x, "shape") else ()
+
+
+def _ndim(x):
+    return x.ndim if hasattr(x, "ndim") else 0
+
+
+def trailing_index(index, n_trailing):
+    """The index that selects `index` of the value from an array with n_trailing more axes."""
+    if n_trailing and any(i is Ellipsis for i in index):
+        return index + (slice(None),) * n_trailing
+    return index
+
+
+def times(d, component, n_trailing):
+    """d (shape S, or scalar) times a component of shape S + trailing: d broadcasts over it."""
+    if _ndim(d) == 0:
+        return d * component
+    return d[(Ellipsis,) + (None,) * n_trailing] * component
+
+
+def _as_index(index):
+    index = index if isinstance(index, tuple) else (index,)
+    for i in index:
+        if isinstance(i, ForwardNumber):
+            raise TypeError(
+                "a dual number cannot be used as an index: indices are not differentiable; "
+                "use int(dualad.primal(i)) if you mean its value"
+            )
+    return index
+
+
+class ForwardNumber:
+    """Base of Dual and HyperDual: tags, NumPy protocol, structural (linear) operations."""
+
+    __slots__ = ()
+    # Number of trailing axes of each component (class attribute of each subclass).
+    trailing: tuple = ()
+
+    # ---- what a subclass provides -----------------------------------------------------
+    @property
+    def components(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _set_components(self, components):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @classmethod
+    def _make(cls, value, components, tag):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @classmethod
+    def _chain(cls, rule, operands, tag):  # pragma: no cover - abstract
+        """Apply an elementwise rule; operands are (value, components or None) pairs."""
+        raise NotImplementedError
+
+    def _dual_level(self, func, args, kwargs, impl):  # pragma: no cover - abstract
+        """Evaluate a multilinear or linear-algebra function given its Dual implementation."""
+        raise NotImplementedError
+
+    # ---- splitting operands -----------------------------------------------------------
+    def split(self, x):
+        """(value, components) of x seen from this number's tag; components None if constant."""
+        if isinstance(x, ForwardNumber) and x.tag == self.tag:
+            if type(x) is not type(self):
+                raise TypeError(f"tag clash between {type(self).__name__} and {type(x).__name__}")
+            return x.value, x.components
+        if isinstance(x, ForwardNumber) and x.tag > self.tag:
+            raise AssertionError("leader must hold the newest tag")
+        if isinstance(x, np.ndarray) and x.dtype == object:
+            raise TypeError(
+                "an object array (np.array([...]) of dual numbers) cannot be differentiated: "
+                "build it with np.stack([...]) instead"
+            )
+        return x, None
+
+    def trailing_shapes(self):
+        return tuple(c.shape[c.ndim - k:] for c, k in zip(self.components, self.trailing))
+
+    def zero_components(self, shape):
+        return tuple(np.zeros(tuple(shape) + t) for t in self.trailing_shapes())
+
+    def constant(self, x):
+        """x as a number of this type and tag with zero tangents."""
+        return self._make(x, self.zero_components(_shape(x)), self.tag)
+
+    def _new(self, value, components):
+        return self._make(value, components, self.tag)
+
+    def map_linear(self, fn):
+        """Apply a linear structural operation fn(array, n_trailing) to value and components."""
+        return self._new(fn(self.value, 0), tuple(fn(c, k) for c, k in zip(self.components, self.trailing)))
+
+    def combine_linear(self, operands, fn):
+        """fn(list_of_arrays, n_trailing) over several operands; constants get zero tangents."""
+        split = [self.split(x) for x in operands]
+        value = fn([v for v, _ in split], 0)
+        comps = []
+        for i, k in enumerate(self.trailing):
+            parts = []
+            for v, c in split:
+                if c is None:
+                    parts.append(np.zeros(_shape(v) + self.trailing_shapes()[i]))
+                else:
+                    parts.append(c[i])
+            comps.append(fn(parts, k))
+        return self._new(value, tuple(comps))
+
+    def _apply_rule(self, rule, args):
+        leader = leader_of(args)
+        return leader._chain(rule, [leader.split(a) for a in args], leader.tag)
+
+    # ---- ndarray-like surface ---------------------------------------------------------
+    @property
+    def shape(self):
+        return _shape(self.value)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape))
+
+    @property
+    def dtype(self):
+        return np.dtype(np.float64)
+
+    @property
+    def T(self):
+        return self.transpose()
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError(f"len() of a scalar dualad.{type(self).__name__}")
+        return self.shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __getitem__(self, index):
+        index = _as_index(index)
+        return self.map_linear(lambda a, k: a[trailing_index(index, k)])
+
+    def __setitem__(self, index, item):
+        index = _as_index(index)
+        leader = leader_of((self, item))
+        if leader.tag > self.tag:
+            self._promote(leader)
+        value, comps = self.split(item)
+        self.value = assign(self.value, index, value)
+        new = []
+        for i, (c, k) in enumerate(zip(self.components, self.trailing)):
+            new.append(assign(c, trailing_index(index, k), 0.0 if comps is None else comps[i]))
+        self._set_components(tuple(new))
+
+    def _promote(self, leader):
+        """Become a number of leader's newer tag in place, with the old self as its value."""
+        if type(leader) is not type(self):
+            raise TypeError(
+                f"cannot store a {type(leader).__name__} into a {type(self).__name__} array made "
+                "outside this transform; allocate the buffer from the differentiated input, "
+                "e.g. np.zeros_like(x)"
+            )
+        inner = self._make(self.value, self.components, self.tag)
+        self.value = inner
+        self.tag = leader.tag
+        self._set_components(leader.zero_components(inner.shape))
+
+    def reshape(self, *shape, order="C"):
+        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        return np.reshape(self, shape, order=order)
+
+    def transpose(self, *axes):
+        axes = axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
+        return np.transpose(self, axes or None)
+
+    def ravel(self):
+        return np.ravel(self)
+
+    def flatten(self):
+        return np.ravel(self).copy()
+
+    def copy(self):
+        return self.map_linear(lambda a, k: a.copy())
+
+    def sum(self, axis=None, keepdims=False):
+        return np.sum(self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis=None, keepdims=False):
+        return np.mean(self, axis=axis, keepdims=keepdims)
+
+    def prod(self, axis=None, keepdims=False):
+        return np.prod(self, axis=axis, keepdims=keepdims)
+
+    def max(self, axis=None, keepdims=False):
+        return np.max(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        return np.min(self, axis=axis, keepdims=keepdims)
+
+    def dot(self, other):
+        return np.dot(self, other)
+
+    def clip(self, a_min=None, a_max=None):
+        return np.clip(self, a_min, a_max)
+
+    def squeeze(self, axis=None):
+        return np.squeeze(self, axis=axis)
+
+    # ---- conversions that would lose the derivative -----------------------------------
+    def __float__(self):
+        raise TypeError(_LOST_DERIVATIVE.format(what="float()", cls=type(self).__name__))
+
+    def __complex__(self):
+        raise TypeError(_LOST_DERIVATIVE.format(what="complex()", cls=type(self).__name__))
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(_LOST_DERIVATIVE.format(what="Converting to a NumPy array",
+                                                cls=type(self).__name__))
+
+    def item(self, *args):
+        raise TypeError(_LOST_DERIVATIVE.format(what=".item()", cls=type(self).__name__))
+
+    def __int__(self):
+        # Truncation is piecewise constant: its derivative is zero, so nothing is lost.
+        return int(primal(self))
+
+    def __bool__(self):
+        return bool(primal(self))
+
+    __hash__ = None
+
+    # ---- comparisons are by value (so if/while/max/recursion work) --------------------
+    def __lt__(self, other):
+        return primal(self) < primal(other)
+
+    def __le__(self, other):
+        return primal(self) <= primal(other)
+
+    def __gt__(self, other):
+        return primal(self) > primal(other)
+
+    def __ge__(self, other):
+        return primal(self) >= primal(other)
+
+    def __eq__(self, other):
+        return primal(self) == primal(other)
+
+    def __ne__(self, other):
+        return primal(self) != primal(other)
+
+    # ---- arithmetic: the rule table ---------------------------------------------------
+    def __neg__(self):
+        return self._apply_rule(RULES["negative"], (self,))
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return self._apply_rule(RULES["absolute"], (self,))
+
+    def __matmul__(self, other):
+        return np.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return np.matmul(other, self)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if kwargs.get("out") is not None:
+            raise TypeError(
+                f"numpy.{ufunc.__name__} cannot write dual numbers into a given `out=` array "
+                "(this is what `a += dual` does when `a` is a float ndarray): write `a = a + dual`"
+            )
+        if method == "__call__":
+            if kwargs:
+                raise TypeError(f"numpy.{ufunc.__name__} on dual numbers takes no keyword "
+                                f"arguments (got {sorted(kwargs)})")
+            rule = BY_UFUNC.get(ufunc)
+            if rule is not None:
+                return self._apply_rule(rule, inputs)
+            if ufunc in _PRIMAL_ONLY_UFUNCS:
+                return ufunc(*(primal(x) for x in inputs))
+            if ufunc is np.matmul:
+                return HANDLED_FUNCTIONS[np.matmul](*inputs)
+        elif method == "reduce" and ufunc in _REDUCERS:
+            return _REDUCERS[ufunc](*inputs, **kwargs)
+        raise TypeError(
+            f"numpy.{ufunc.__name__} ({method}) is not differentiable by dualad; see "
+            "dualad.rules.RULES for the supported elementwise functions"
+        )
+
+    def __array_function__(self, func, types, args, kwargs):
+        impl = HANDLED_FUNCTIONS.get(func)
+        if impl is None:
+            raise TypeError(
+                f"numpy.{getattr(func, '__name__', func)} is not supported on dualad numbers; "
+                "see dualad.numpy_functions for the supported functions"
+            )
+        return impl(*args, **kwargs)
+
+
+def assign(target, index, item):
+    """target[index] = item for arrays and forward numbers; returns the (maybe promoted) target.
+
+    A plain array that receives a forward number becomes a forward number of that tag with
+    zero tangents first, so nested transforms can fill buffers made from older inputs.
+    """
+    if isinstance(item, ForwardNumber) and (not isinstance(target, ForwardNumber) or item.tag > target.tag):
+        if not isinstance(target, ForwardNumber):
+            target = item.constant(target)
+    if isinstance(target, ForwardNumber):
+        target[index] = item
+        return target
+    if not isinstance(target, np.ndarray) or target.ndim == 0:
+        raise TypeError("cannot assign into an element of a scalar dual number")
+    if not target.flags.writeable:
+        target = target.copy()
+    target[index] = item
+    return target
+
+
+def _binary_method(rule_name, reflected=False):
+    rule = RULES[rule_name]
+    if reflected:
+        def method(self, other):
+            return self._apply_rule(rule, (other, self))
+    else:
+        def method(self, other):
+            return self._apply_rule(rule, (self, other))
+    return method
+
+
+# Python operators generated from the rule table.
+for _op, _rule in [("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
+                   ("truediv", "divide"), ("pow", "power"), ("mod", "remainder"),
+                   ("floordiv", "floor_divide")]:
+    setattr(ForwardNumber, f"__{_op}__", _binary_method(_rule))
+    setattr(ForwardNumber, f"__r{_op}__", _binary_method(_rule, reflected=True))
+
+_REDUCERS = {
+    np.add: lambda x, axis=0, **kw: np.sum(x, axis=axis, **kw),
+    np.multiply: lambda x, axis=0, **kw: np.prod(x, axis=axis, **kw),
+    np.maximum: lambda x, axis=0, **kw: np.max(x, axis=axis, **kw),
+    np.minimum: lambda x, axis=0, **kw: np.min(x, axis=axis, **kw),
+}

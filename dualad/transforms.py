@@ -1,0 +1,327 @@
+"""Forward-mode transforms with JAX's names, signatures and output shapes.
+
+    jvp(f, primals, tangents)        -> (f(*primals), J·tangents)
+    derivative(f)(x)                 -> f'(x)                      x scalar; shape f(x).shape
+    second_derivative(f)(x)          -> f''(x)                     one HyperDual pass
+    grad(f, argnums)(*args)          -> ∇f                         shape x.shape
+    value_and_grad(f, argnums)       -> (f, ∇f)
+    jacfwd(f, argnums)(*args)        -> J                          shape f.shape + x.shape
+    jacobian(f, argnums, mode)       -> J                          mode "forward" | "auto"
+    hessian(f, argnums)(*args)       -> H                          shape x.shape + x.shape
+    hvp(f)(x, v)                     -> H(x)·v                     shape x.shape
+
+argnums is an int or a tuple of ints (then results are tuples, JAX's convention). Forward
+mode seeds `chunk` input directions per pass (ceil(N / chunk) passes); hessian evaluates
+HyperDual blocks (ε1 chunk) × (ε2 chunk) on and above the block diagonal and mirrors the
+rest. Every call draws a fresh tag, so nested transforms never confuse perturbations.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from .dual import Dual
+from .hyperdual import HyperDual
+from .number import ForwardNumber, assign, new_tag
+
+__all__ = ["jvp", "derivative", "second_derivative", "grad", "value_and_grad", "jacfwd",
+           "jacobian", "hessian", "hvp", "default_chunk", "default_hessian_chunk"]
+
+# One pass of the Python path costs (number of operations) × (interpreter overhead) plus
+# (elements of intermediates) × (chunk width) of NumPy work. Go as wide as this many tangent
+# elements per input allow, so that few passes pay the overhead.
+_TANGENT_BUDGET = 2 ** 20
+
+
+def default_chunk(n_in):
+    """Partials per pass for an N-input Jacobian on the Python path."""
+    return max(1, min(n_in, _TANGENT_BUDGET // max(n_in, 1)))
+
+
+def default_hessian_chunk(n_in):
+    """Block width of a HyperDual Hessian: the ε1ε2 block costs n_in × chunk² per value."""
+    return max(1, min(n_in, math.isqrt(_TANGENT_BUDGET // max(n_in, 1))))
+
+
+def _name(f):
+    return getattr(f, "__name__", type(f).__name__)
+
+
+def _check_input(x, position, f):
+    """A differentiable input as float64 (ints promoted); anything else is a TypeError."""
+    if isinstance(x, ForwardNumber):
+        return x
+    try:
+        arr = np.asarray(x)
+    except TypeError as err:
+        raise TypeError(f"argument {position} of {_name(f)}: {err}") from None
+    kind = arr.dtype.kind
+    if kind not in "fiu":
+        what = {"b": "booleans", "c": "complex numbers", "U": "strings", "S": "bytes",
+                "O": "Python objects"}.get(kind, f"dtype {arr.dtype}")
+        raise TypeError(
+            f"argument {position} of {_name(f)} holds {what} ({type(x).__name__} {x!r:.60}), "
+            "which cannot be differentiated; pass real floats or ints, or leave this "
+            "argument out of argnums")
+    arr = arr.astype(np.float64)
+    return arr[()] if arr.ndim == 0 else arr
+
+
+def _read_output(out, tag, f):
+    """(value, components) of f's output for this tag; components None where constant."""
+    if isinstance(out, ForwardNumber):
+        if out.tag == tag:
+            return out.value, out.components
+        if out.tag > tag:
+            raise RuntimeError(f"{_name(f)} returned a dual number of an inner transform that "
+                               "is still alive: a perturbation escaped its transform")
+        return out, None
+    if isinstance(out, (float, int, np.floating, np.integer)) and not isinstance(out, (bool, np.bool_)):
+        return np.float64(out), None
+    if isinstance(out, np.ndarray) and out.dtype.kind in "fiu":
+        return out.astype(np.float64), None
+    if isinstance(out, np.ndarray) and out.dtype == object:
+        raise TypeError(f"{_name(f)} returned an object array (np.array([...]) of dual numbers); "
+                        "build it with np.stack([...]) so it stays differentiable")
+    raise TypeError(f"{_name(f)} returned {type(out).__name__} ({out!r:.60}); dualad "
+                    "differentiates functions that return a float or an array of floats")
+
+
+def _argnums(argnums, args, f):
+    several = isinstance(argnums, (tuple, list))
+    nums = tuple(argnums) if several else (argnums,)
+    for i in nums:
+        if not isinstance(i, (int, np.integer)) or not -len(args) <= i < len(args):
+            raise ValueError(f"argnums={argnums!r} does not name a positional argument of "
+                             f"{_name(f)} (called with {len(args)})")
+    return tuple(int(i) % len(args) for i in nums), several
+
+
+def _check_chunk(chunk):
+    if chunk is not None and (not isinstance(chunk, (int, np.integer)) or chunk < 1):
+        raise ValueError(f"chunk must be a positive int; got {chunk!r}")
+
+
+class _Inputs:
+    """The differentiated arguments seen as one flat vector of n entries."""
+
+    def __init__(self, f, args, argnums):
+        self.f = f
+        self.args = list(args)
+        self.nums, self.several = _argnums(argnums, args, f)
+        self.xs = [_check_input(args[i], i, f) for i in self.nums]
+        self.shapes = [tuple(np.shape(x)) if not isinstance(x, ForwardNumber) else x.shape for x in self.xs]
+        self.sizes = [math.prod(s) for s in self.shapes]
+        self.offsets = [sum(self.sizes[:i]) for i in range(len(self.sizes))]
+        self.n = sum(self.sizes)
+
+    def seed(self, k, lo, hi):
+        """Identity columns lo..hi-1 of the flat input, restricted to argument k."""
+        size, offset = self.sizes[k], self.offsets[k]
+        seed = np.zeros((size, hi - lo))
+        a, b = max(lo, offset), min(hi, offset + size)
+        if a < b:
+            seed[np.arange(a, b) - offset, np.arange(a, b) - lo] = 1.0
+        return seed.reshape(self.shapes[k] + (hi - lo,))
+
+    def call(self, make):
+        """f(*args) with argument k replaced by make(k, x_k)."""
+        args = list(self.args)
+        for k, (i, x) in enumerate(zip(self.nums, self.xs)):
+            args[i] = make(k, x)
+        return self.f(*args)
+
+    def split(self, flat, out_shape):
+        """Cut the trailing flat axis of `flat` into one piece per argument."""
+        pieces = [np.reshape(flat[..., o:o + s], out_shape + sh)
+                  for o, s, sh in zip(self.offsets, self.sizes, self.shapes)]
+        return tuple(pieces) if self.several else pieces[0]
+
+
+def _jacobian_forward(f, args, argnums, chunk):
+    """(f(*args), Jacobian pieces) by chunked Dual passes."""
+    _check_chunk(chunk)
+    inputs = _Inputs(f, args, argnums)
+    width = chunk or default_chunk(inputs.n)
+    tag = new_tag()
+    blocks, value = [], None
+    for lo in range(0, max(inputs.n, 1), width):
+        hi = min(lo + width, inputs.n)
+        out = inputs.call(lambda k, x: Dual._make(x, (inputs.seed(k, lo, hi),), tag))
+        value, comps = _read_output(out, tag, f)
+        blocks.append(np.zeros(np.shape(value) + (hi - lo,)) if comps is None else comps[0])
+    flat = blocks[0] if len(blocks) == 1 else np.concatenate(blocks, axis=-1)
+    return value, inputs.split(flat, tuple(np.shape(value)))
+
+
+def _check_scalar(value, f, what):
+    if np.shape(value) != ():
+        raise TypeError(f"{what} needs {_name(f)} to return a scalar; it returned shape "
+                        f"{np.shape(value)}. Use jacobian (or jacfwd) for array outputs")
+
+
+def jacfwd(f, argnums=0, chunk=None):
+    """Jacobian by forward mode: jacfwd(f)(x).shape == f(x).shape + x.shape."""
+    @functools.wraps(f)
+    def jacobian_fn(*args):
+        return _jacobian_forward(f, args, argnums, chunk)[1]
+
+    return jacobian_fn
+
+
+def jacobian(f, argnums=0, mode="auto", chunk=None):
+    """Jacobian of f with respect to args[argnums]; shape f(x).shape + x.shape.
+
+    mode: "forward" (Dual passes, N/chunk of them) or "auto" (chooses the mode; forward is
+    the only mode this version implements).
+    """
+    if mode not in ("auto", "forward"):
+        raise ValueError(f"mode={mode!r}: this version of dualad implements mode='forward' "
+                         "(and 'auto', which picks it)")
+    return jacfwd(f, argnums=argnums, chunk=chunk)
+
+
+def value_and_grad(f, argnums=0, chunk=None):
+    """(f(*args), ∇f) for scalar-valued f; the gradient has the shape of args[argnums]."""
+    @functools.wraps(f)
+    def value_and_grad_fn(*args):
+        value, pieces = _jacobian_forward(f, args, argnums, chunk)
+        _check_scalar(value, f, "grad")
+        return value, pieces
+
+    return value_and_grad_fn
+
+
+def grad(f, argnums=0, chunk=None):
+    """Gradient of scalar-valued f, shaped like args[argnums] (a tuple for tuple argnums)."""
+    vg = value_and_grad(f, argnums=argnums, chunk=chunk)
+
+    @functools.wraps(f)
+    def grad_fn(*args):
+        return vg(*args)[1]
+
+    return grad_fn
+
+
+def jvp(f, primals, tangents):
+    """(f(*primals), J·tangents) in one Dual pass: JAX's jvp."""
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp takes tuples: jvp(f, (x, ...), (v, ...))")
+    if len(primals) != len(tangents):
+        raise ValueError(f"jvp got {len(primals)} primals but {len(tangents)} tangents")
+    inputs = _Inputs(f, primals, tuple(range(len(primals))))
+    tans = []
+    for k, (t, shape) in enumerate(zip(tangents, inputs.shapes)):
+        t = _check_input(t, k, f)
+        if np.shape(t) != shape:
+            raise ValueError(f"tangent {k} has shape {np.shape(t)} but primal {k} has shape {shape}")
+        tans.append(t)
+    tag = new_tag()
+    out = inputs.call(lambda k, x: Dual._make(x, (tans[k][..., None],), tag))
+    value, comps = _read_output(out, tag, f)
+    return value, (np.zeros(np.shape(value)) if comps is None else comps[0][..., 0])
+
+
+def _scalar_input(f, x, what):
+    if np.ndim(x) != 0:
+        raise TypeError(f"{what} takes a scalar input; got shape {np.shape(x)}. Use jacfwd, "
+                        "grad or jvp for array inputs")
+
+
+def derivative(f, argnums=0):
+    """f'(x) for scalar x; the result has the shape of f(x)."""
+    @functools.wraps(f)
+    def derivative_fn(*args):
+        (i,), _ = _argnums(argnums, args, f)
+        _scalar_input(f, args[i], "derivative")
+        return _jacobian_forward(f, args, i, 1)[1]
+
+    return derivative_fn
+
+
+def second_derivative(f, argnums=0):
+    """f''(x) for scalar x, exactly, in one HyperDual pass; shape of f(x)."""
+    @functools.wraps(f)
+    def second_derivative_fn(*args):
+        inputs = _Inputs(f, args, argnums)
+        if inputs.several:
+            raise TypeError("second_derivative takes a single argnums; use hessian for several")
+        _scalar_input(f, inputs.xs[0], "second_derivative")
+        tag = new_tag()
+        one = np.ones((1,))
+        out = inputs.call(lambda k, x: HyperDual._make(x, (one, one, np.zeros((1, 1))), tag))
+        value, comps = _read_output(out, tag, f)
+        return np.zeros(np.shape(value)) if comps is None else comps[2][..., 0, 0]
+
+    return second_derivative_fn
+
+
+def hessian(f, argnums=0, chunk=None):
+    """Exact Hessian of scalar f by HyperDual blocks; shape x.shape + x.shape.
+
+    With tuple argnums the result is a tuple of tuples (H[i][j] = ∂²f/∂x_i∂x_j), as in JAX.
+    """
+    _check_chunk(chunk)
+
+    @functools.wraps(f)
+    def hessian_fn(*args):
+        inputs = _Inputs(f, args, argnums)
+        n = inputs.n
+        width = chunk or default_hessian_chunk(n)
+        tag = new_tag()
+        hess = np.zeros((n, n))
+        starts = list(range(0, n, width))
+        for b, lo1 in enumerate(starts):
+            hi1 = min(lo1 + width, n)
+            for lo2 in starts[b:]:
+                hi2 = min(lo2 + width, n)
+                out = inputs.call(lambda k, x: HyperDual._make(
+                    x, (inputs.seed(k, lo1, hi1), inputs.seed(k, lo2, hi2),
+                        np.zeros(inputs.shapes[k] + (hi1 - lo1, hi2 - lo2))), tag))
+                value, comps = _read_output(out, tag, f)
+                _check_scalar(value, f, "hessian")
+                if comps is None:
+                    continue
+                hess = assign(hess, (slice(lo1, hi1), slice(lo2, hi2)), comps[2])
+                if lo2 != lo1:
+                    hess = assign(hess, (slice(lo2, hi2), slice(lo1, hi1)), comps[2].T)
+        if not inputs.several:
+            return np.reshape(hess, inputs.shapes[0] * 2)
+        return tuple(
+            tuple(np.reshape(hess[o1:o1 + s1, o2:o2 + s2], sh1 + sh2)
+                  for o2, s2, sh2 in zip(inputs.offsets, inputs.sizes, inputs.shapes))
+            for o1, s1, sh1 in zip(inputs.offsets, inputs.sizes, inputs.shapes))
+
+    return hessian_fn
+
+
+def hvp(f, chunk=None):
+    """Hessian-vector product: hvp(f)(x, v, *args) = ∇²f(x, *args) · v, shape x.shape.
+
+    ε2 carries v and ε1 the identity (chunked), so the ε1ε2 part is H·v; no Hessian is formed.
+    """
+    _check_chunk(chunk)
+
+    @functools.wraps(f)
+    def hvp_fn(x, v, *args):
+        inputs = _Inputs(f, (x,) + args, 0)
+        direction = _check_input(v, "v", f)
+        if np.shape(direction) != inputs.shapes[0]:
+            raise ValueError(f"hvp: v has shape {np.shape(direction)} but x has shape {inputs.shapes[0]}")
+        n, width, tag = inputs.n, chunk or default_chunk(inputs.n), new_tag()
+        pieces = []
+        for lo in range(0, max(n, 1), width):
+            hi = min(lo + width, n)
+            out = inputs.call(lambda k, x_: HyperDual._make(
+                x_, (inputs.seed(k, lo, hi), direction[..., None],
+                     np.zeros(inputs.shapes[k] + (hi - lo, 1))), tag))
+            value, comps = _read_output(out, tag, f)
+            _check_scalar(value, f, "hvp")
+            pieces.append(np.zeros(hi - lo) if comps is None else comps[2][..., 0])
+        flat = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+        return np.reshape(flat, inputs.shapes[0])
+
+    return hvp_fn
