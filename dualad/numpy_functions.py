@@ -60,7 +60,12 @@ def _reject(kwargs, name):
 
 
 def _const(x):
-    return x if isinstance(x, ForwardNumber) else np.asarray(x, dtype=np.float64)
+    """An operand of a stacking function: duals stay, a list holding duals is stacked."""
+    if isinstance(x, ForwardNumber):
+        return x
+    if isinstance(x, (list, tuple)) and leader_of((x,)) is not None:
+        return stack(list(x))
+    return np.asarray(x, dtype=np.float64)
 
 
 # ---- linear structure -------------------------------------------------------------------
@@ -177,8 +182,8 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
 @implements(np.concatenate)
 def concatenate(arrays, axis=0, out=None, dtype=None, casting=None):
     _reject(dict(out=out, dtype=dtype, casting=casting), "concatenate")
-    leader = leader_of((arrays,))
     arrays = [_const(x) for x in arrays]
+    leader = leader_of((arrays,))
     if axis is None:
         arrays, axis = [np.ravel(x) for x in arrays], 0
     ax = _axis(axis, np.ndim(arrays[0]))
@@ -188,8 +193,8 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting=None):
 @implements(np.stack)
 def stack(arrays, axis=0, out=None, dtype=None, casting=None):
     _reject(dict(out=out, dtype=dtype, casting=casting), "stack")
-    leader = leader_of((arrays,))
     arrays = [_const(x) for x in arrays]
+    leader = leader_of((arrays,))
     ax = _axis(axis, np.ndim(arrays[0]) + 1)
     return leader.combine_linear(arrays, lambda parts, k: np.stack(parts, axis=ax))
 

@@ -172,7 +172,7 @@ _unary("negative", np.negative, lambda x, y: -1.0, None, ufunc=np.negative)
 _unary("positive", np.positive, lambda x, y: 1.0, None, ufunc=np.positive)
 _unary("absolute", np.absolute, lambda x, y: np.where(x >= 0, 1.0, -1.0), None,
        ufunc=np.absolute, note="abs'(0) = 1 (JAX: select(x >= 0, g, -g)).")
-_unary("sqrt", np.sqrt, lambda x, y: 0.5 / y, lambda x, y, d: -0.5 * d / y,
+_unary("sqrt", np.sqrt, lambda x, y: 0.5 / y, lambda x, y, d: -0.5 * d / x,
        domain=(0.0, INF), ufunc=np.sqrt,
        note="sqrt'(0) = inf (JAX: 0.5 / ans); x < 0 gives nan.")
 _unary("cbrt", np.cbrt, lambda x, y: 1.0 / (3.0 * y * y), lambda x, y, d: -2.0 * d / (3.0 * x),
