@@ -1,0 +1,47 @@
+"""Timing helpers shared by the benchmark scripts: medians of repeats, Markdown tables."""
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def per_call(fn, *args, min_time=0.05, repeats=5):
+    """Median seconds per call of fn(*args) over `repeats` timed batches of >= min_time each."""
+    fn(*args)  # warm up (and compile, where there is anything to compile)
+    loops = 1
+    while True:
+        start = time.perf_counter()
+        for _ in range(loops):
+            fn(*args)
+        elapsed = time.perf_counter() - start
+        if elapsed >= min_time or loops >= 1 << 20:
+            break
+        loops *= 2
+    samples = [elapsed / loops]
+    for _ in range(repeats - 1):
+        start = time.perf_counter()
+        for _ in range(loops):
+            fn(*args)
+        samples.append((time.perf_counter() - start) / loops)
+    return float(np.median(samples))
+
+
+def fmt_time(seconds):
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def table(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def save(name, text):
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"{name}.md").write_text(text + "\n")

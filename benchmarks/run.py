@@ -1,0 +1,23 @@
+"""Run every benchmark: `python benchmarks/run.py [--quick]` or `python -m dualad bench`."""
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import python_path  # noqa: E402
+
+BENCHMARKS = [python_path]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="small sizes, few rounds")
+    args = parser.parse_args(argv)
+    for bench in BENCHMARKS:
+        bench.main(["--quick"] if args.quick else [])
+
+
+if __name__ == "__main__":
+    main()
