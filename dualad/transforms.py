@@ -51,7 +51,7 @@ def _name(f):
 
 
 def _check_input(x, position, f):
-    """A differentiable input as float64 (ints promoted); anything else is a TypeError."""
+    """A differentiable input as float64; int scalars are promoted, anything else is a TypeError."""
     if isinstance(x, ForwardNumber):
         return x
     try:
@@ -59,6 +59,10 @@ def _check_input(x, position, f):
     except TypeError as err:
         raise TypeError(f"argument {position} of {_name(f)}: {err}") from None
     kind = arr.dtype.kind
+    if kind in "iu" and arr.ndim > 0:
+        raise TypeError(
+            f"argument {position} of {_name(f)} is an integer array (dtype {arr.dtype}), which "
+            "cannot be differentiated (JAX's rule too); pass x.astype(float) if you mean to")
     if kind not in "fiu":
         what = {"b": "booleans", "c": "complex numbers", "U": "strings", "S": "bytes",
                 "O": "Python objects"}.get(kind, f"dtype {arr.dtype}")
