@@ -9,7 +9,7 @@ import math as _math
 
 import numpy as np
 
-from .rules import RULES
+from .rules import MATH_NAMES, RULES
 
 pi, e, tau, inf, nan = _math.pi, _math.e, _math.tau, _math.inf, _math.nan
 
@@ -17,11 +17,9 @@ pi, e, tau, inf, nan = _math.pi, _math.e, _math.tau, _math.inf, _math.nan
 for _name, _rule in RULES.items():
     globals()[_name] = _rule.ufunc if _rule.ufunc is not None else _rule.value
 
-_MATH_NAMES = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "atan2": "arctan2",
-               "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh", "fabs": "absolute",
-               "pow": "power", "fmod": "remainder", "radians": "deg2rad", "degrees": "rad2deg"}
-for _alias, _name in _MATH_NAMES.items():
-    globals()[_alias] = globals()[_name]
+for _alias, _name in MATH_NAMES.items():
+    if _alias not in globals():
+        globals()[_alias] = globals()[_name]
 
 
 def log(x, base=None):

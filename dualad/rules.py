@@ -25,7 +25,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-__all__ = ["Rule", "RULES", "BY_UFUNC", "erf", "erfc"]
+__all__ = ["Rule", "RULES", "BY_UFUNC", "MATH_NAMES", "select", "erf", "erfc"]
 
 INF = math.inf
 
@@ -99,20 +99,25 @@ _binary("divide", np.divide, (lambda x, z, y: 1.0 / z, lambda x, z, y: -y / z),
         note="z = 0 is a pole: partials are ±inf or nan there, as in the value.")
 
 
+def select(condition, if_true, if_false):
+    """np.where, named so that the compiled path can give it a scalar meaning."""
+    return np.where(condition, if_true, if_false)
+
+
 def _replace_zero(x):
-    return np.where(x == 0, 1.0, x)
+    return select(x == 0, 1.0, x)
 
 
 def _pow_dx(x, z, y):
-    return np.where(z == 0, 0.0, z * x ** (z - 1))
+    return select(z == 0, 0.0, z * x ** (z - 1))
 
 
 def _pow_dxx(x, z, y):
-    return np.where(z * (z - 1) == 0, 0.0, z * (z - 1) * x ** (z - 2))
+    return select(z * (z - 1) == 0, 0.0, z * (z - 1) * x ** (z - 2))
 
 
 def _pow_dxz(x, z, y):
-    return np.where(z == 0, 1.0 / _replace_zero(x), x ** (z - 1) * (1.0 + z * np.log(_replace_zero(x))))
+    return select(z == 0, 1.0 / _replace_zero(x), x ** (z - 1) * (1.0 + z * np.log(_replace_zero(x))))
 
 
 _binary("power", np.power,
@@ -127,7 +132,7 @@ _binary("power", np.power,
 
 def _balanced(x, z, y):
     # JAX's _balanced_eq: 1 where x alone is the output, 0.5 on ties, 0 otherwise (nan too).
-    return np.where(x == y, np.where(z == y, 0.5, 1.0), 0.0)
+    return select(x == y, select(z == y, 0.5, 1.0), 0.0)
 
 
 _binary("maximum", np.maximum,
@@ -170,7 +175,7 @@ _binary("hypot", np.hypot,
 # --- unary ----------------------------------------------------------------------------
 _unary("negative", np.negative, lambda x, y: -1.0, None, ufunc=np.negative)
 _unary("positive", np.positive, lambda x, y: 1.0, None, ufunc=np.positive)
-_unary("absolute", np.absolute, lambda x, y: np.where(x >= 0, 1.0, -1.0), None,
+_unary("absolute", np.absolute, lambda x, y: select(x >= 0, 1.0, -1.0), None,
        ufunc=np.absolute, note="abs'(0) = 1 (JAX: select(x >= 0, g, -g)).")
 _unary("sqrt", np.sqrt, lambda x, y: 0.5 / y, lambda x, y, d: -0.5 * d / x,
        domain=(0.0, INF), ufunc=np.sqrt,
@@ -227,6 +232,16 @@ for _name in ("sign", "floor", "ceil", "rint", "trunc"):
 
 _unary("round", np.round, None, None,
        note="Piecewise constant (np.round/np.around, any decimals): derivative 0 (JAX).")
+
+# Python's math-module spellings of rule names (dualad.math and the compiled path use them).
+MATH_NAMES = {"sin": "sin", "cos": "cos", "tan": "tan", "asin": "arcsin", "acos": "arccos",
+              "atan": "arctan", "atan2": "arctan2", "sinh": "sinh", "cosh": "cosh",
+              "tanh": "tanh", "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh",
+              "exp": "exp", "expm1": "expm1", "log2": "log2", "log10": "log10",
+              "log1p": "log1p", "sqrt": "sqrt", "erf": "erf", "erfc": "erfc",
+              "fabs": "absolute", "floor": "floor", "ceil": "ceil", "trunc": "trunc",
+              "hypot": "hypot", "pow": "power", "fmod": "remainder", "radians": "deg2rad",
+              "degrees": "rad2deg", "exp2": "exp2", "cbrt": "cbrt"}
 
 BY_UFUNC: dict = {rule.ufunc: rule for rule in RULES.values() if rule.ufunc is not None}
 

@@ -26,6 +26,7 @@ import numpy as np
 from .dual import Dual
 from .hyperdual import HyperDual
 from .number import ForwardNumber, assign, new_tag
+from .twin import is_dispatcher, python_twin
 
 __all__ = ["jvp", "derivative", "second_derivative", "grad", "value_and_grad", "jacfwd",
            "jacobian", "hessian", "hvp", "default_chunk", "default_hessian_chunk"]
@@ -44,6 +45,31 @@ def default_chunk(n_in):
 def default_hessian_chunk(n_in):
     """Block width of a HyperDual Hessian: the ε1ε2 block costs n_in × chunk² per value."""
     return max(1, min(n_in, math.isqrt(_TANGENT_BUDGET // max(n_in, 1))))
+
+
+def _path(f, jit, argnums, compiled):
+    """(kernels, f): kernels is dualad.jit.kernels when f runs compiled, else None.
+
+    jit=None compiles iff f is a numba dispatcher, jit=True compiles a plain function with
+    numba, jit=False runs the Python path (a dispatcher's pure-Python twin, see twin.py).
+    """
+    use_jit = is_dispatcher(f) if jit is None else bool(jit)
+    if not use_jit:
+        return None, python_twin(f)
+    if not compiled:
+        if jit:
+            raise NotImplementedError(
+                "this transform has no compiled kernel yet; jit=None or jit=False runs it on "
+                "the Python path (a numba function is differentiated through its py_func)")
+        return None, python_twin(f)
+    if argnums != 0:
+        raise ValueError(f"compiled transforms differentiate argument 0 (got argnums={argnums!r}); "
+                         "put the differentiated argument first, or pass jit=False")
+    import numba
+
+    from . import jit as compiled_path  # lazy: numba's types and overloads
+
+    return compiled_path.kernels, (f if is_dispatcher(f) else numba.njit(f))
 
 
 def _name(f):
@@ -167,8 +193,15 @@ def _check_scalar(value, f, what):
                         f"{np.shape(value)}. Use jacobian (or jacfwd) for array outputs")
 
 
-def jacfwd(f, argnums=0, chunk=None):
-    """Jacobian by forward mode: jacfwd(f)(x).shape == f(x).shape + x.shape."""
+def jacfwd(f, argnums=0, chunk=None, jit=None):
+    """Jacobian by forward mode: jacfwd(f)(x).shape == f(x).shape + x.shape.
+
+    Given a numba dispatcher (or jit=True) it returns a compiled kernel (scalar or 1-D input).
+    """
+    kernels, f = _path(f, jit, argnums, compiled=True)
+    if kernels:
+        return kernels.jacfwd(f, chunk)
+
     @functools.wraps(f)
     def jacobian_fn(*args):
         return _jacobian_forward(f, args, argnums, chunk)[1]
@@ -176,7 +209,7 @@ def jacfwd(f, argnums=0, chunk=None):
     return jacobian_fn
 
 
-def jacobian(f, argnums=0, mode="auto", chunk=None):
+def jacobian(f, argnums=0, mode="auto", chunk=None, jit=None):
     """Jacobian of f with respect to args[argnums]; shape f(x).shape + x.shape.
 
     mode: "forward" (Dual passes, N/chunk of them) or "auto" (chooses the mode; forward is
@@ -185,11 +218,15 @@ def jacobian(f, argnums=0, mode="auto", chunk=None):
     if mode not in ("auto", "forward"):
         raise ValueError(f"mode={mode!r}: this version of dualad implements mode='forward' "
                          "(and 'auto', which picks it)")
-    return jacfwd(f, argnums=argnums, chunk=chunk)
+    return jacfwd(f, argnums=argnums, chunk=chunk, jit=jit)
 
 
-def value_and_grad(f, argnums=0, chunk=None):
+def value_and_grad(f, argnums=0, chunk=None, jit=None):
     """(f(*args), ∇f) for scalar-valued f; the gradient has the shape of args[argnums]."""
+    kernels, f = _path(f, jit, argnums, compiled=True)
+    if kernels:
+        return kernels.value_and_grad(f, chunk)
+
     @functools.wraps(f)
     def value_and_grad_fn(*args):
         value, pieces = _jacobian_forward(f, args, argnums, chunk)
@@ -199,8 +236,14 @@ def value_and_grad(f, argnums=0, chunk=None):
     return value_and_grad_fn
 
 
-def grad(f, argnums=0, chunk=None):
-    """Gradient of scalar-valued f, shaped like args[argnums] (a tuple for tuple argnums)."""
+def grad(f, argnums=0, chunk=None, jit=None):
+    """Gradient of scalar-valued f, shaped like args[argnums] (a tuple for tuple argnums).
+
+    Given a numba dispatcher (or jit=True) it returns a compiled kernel.
+    """
+    kernels, f = _path(f, jit, argnums, compiled=True)
+    if kernels:
+        return kernels.grad(f, chunk)
     vg = value_and_grad(f, argnums=argnums, chunk=chunk)
 
     @functools.wraps(f)
@@ -214,6 +257,7 @@ def jvp(f, primals, tangents):
     """(f(*primals), J·tangents) in one Dual pass: JAX's jvp."""
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp takes tuples: jvp(f, (x, ...), (v, ...))")
+    f = python_twin(f)  # no compiled jvp kernel yet: numba functions run on the Python path
     if len(primals) != len(tangents):
         raise ValueError(f"jvp got {len(primals)} primals but {len(tangents)} tangents")
     inputs = _Inputs(f, primals, tuple(range(len(primals))))
@@ -235,8 +279,12 @@ def _scalar_input(f, x, what):
                         "grad or jvp for array inputs")
 
 
-def derivative(f, argnums=0):
+def derivative(f, argnums=0, jit=None):
     """f'(x) for scalar x; the result has the shape of f(x)."""
+    kernels, f = _path(f, jit, argnums, compiled=True)
+    if kernels:
+        return kernels.derivative(f)
+
     @functools.wraps(f)
     def derivative_fn(*args):
         (i,), _ = _argnums(argnums, args, f)
@@ -246,8 +294,10 @@ def derivative(f, argnums=0):
     return derivative_fn
 
 
-def second_derivative(f, argnums=0):
+def second_derivative(f, argnums=0, jit=None):
     """f''(x) for scalar x, exactly, in one HyperDual pass; shape of f(x)."""
+    f = _path(f, jit, argnums, compiled=False)[1]
+
     @functools.wraps(f)
     def second_derivative_fn(*args):
         inputs = _Inputs(f, args, argnums)
@@ -263,12 +313,13 @@ def second_derivative(f, argnums=0):
     return second_derivative_fn
 
 
-def hessian(f, argnums=0, chunk=None):
+def hessian(f, argnums=0, chunk=None, jit=None):
     """Exact Hessian of scalar f by HyperDual blocks; shape x.shape + x.shape.
 
     With tuple argnums the result is a tuple of tuples (H[i][j] = ∂²f/∂x_i∂x_j), as in JAX.
     """
     _check_chunk(chunk)
+    f = _path(f, jit, argnums, compiled=False)[1]
 
     @functools.wraps(f)
     def hessian_fn(*args):
@@ -302,12 +353,13 @@ def hessian(f, argnums=0, chunk=None):
     return hessian_fn
 
 
-def hvp(f, chunk=None):
+def hvp(f, chunk=None, jit=None):
     """Hessian-vector product: hvp(f)(x, v, *args) = ∇²f(x, *args) · v, shape x.shape.
 
     ε2 carries v and ε1 the identity (chunked), so the ε1ε2 part is H·v; no Hessian is formed.
     """
     _check_chunk(chunk)
+    f = _path(f, jit, 0, compiled=False)[1]
 
     @functools.wraps(f)
     def hvp_fn(x, v, *args):

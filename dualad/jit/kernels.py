@@ -1,0 +1,181 @@
+"""Compiled forward-mode transforms: each returns a numba dispatcher.
+
+The kernel seeds duals inside compiled code, calls the user's @njit function (numba
+re-specialises it, and every @njit function it calls, for dual arguments) and reads the
+partials back. The result takes and returns plain float64 scalars and arrays, so it is
+callable from Python and from other @njit code (Newton's method written entirely in numba).
+
+    derivative(f)(x, *args)       x scalar               -> f'(x)        scalar or (m,)
+    value_and_grad(f)(x, *args)   x (n,) or scalar        -> (f, ∇f)
+    grad(f)(x, *args)                                     -> ∇f           like x
+    jacfwd(f)(x, *args)           x (n,), f(x) (m,) or () -> J            (m, n) or (n,)
+
+The chunk (partials per pass) is a compile-time constant of each kernel.
+"""
+
+import numba
+import numpy as np
+from numba.core import types
+from numba.core.errors import TypingError
+from numba.core.extending import overload
+
+from .. import transforms
+from . import overloads  # noqa: F401  (registers the dual overloads)
+from numba.np.unsafe.ndarray import to_fixed_tuple
+
+from .types import DualArrayType, DualType, make_dual, make_dual_array
+
+DEFAULT_CHUNK = 8
+
+_HINT = ("\n\ndualad: numba could not compile this function for dual numbers (the operation "
+         "is named above). The Python path works on the same function: pass jit=False.")
+
+
+# ---- functions used inside kernels, given their meaning per type by the overloads below --------------
+def _compiled_only(name):
+    def fn(*args):
+        raise TypeError(f"dualad.jit.kernels.{name} runs inside compiled kernels only")
+    fn.__name__ = name
+    return fn
+
+
+seed = _compiled_only("seed")            # seed(x, lo, chunk): x as duals seeded on lo..lo+chunk
+out_value = _compiled_only("out_value")  # the primal of f's output
+out_partial = _compiled_only("out_partial")  # partial k of f's output: float or (m,) array
+
+
+@numba.njit(cache=True)
+def _seeds(n, lo, chunk):
+    seeds = np.zeros((n, chunk))
+    for j in range(min(chunk, n - lo)):
+        seeds[lo + j, j] = 1.0
+    return seeds
+
+
+@overload(seed)
+def _seed(x, lo, chunk):
+    if not isinstance(chunk, types.IntegerLiteral):
+        return None  # numba retries with the literal chunk
+    width = chunk.literal_value
+    if isinstance(x, (types.Float, types.Integer)):
+        return lambda x, lo, chunk: make_dual(x, to_fixed_tuple(_seeds(1, lo, width)[0], width))
+    if isinstance(x, types.Array) and x.ndim == 1 and x.dtype == types.float64:
+        return lambda x, lo, chunk: make_dual_array(x, _seeds(x.size, lo, width), width)
+    if isinstance(x, types.Array) and x.ndim == 1 and isinstance(x.dtype, types.Integer):
+        raise TypingError("integer arrays are not differentiable: pass x.astype(np.float64)")
+    if isinstance(x, (DualType, DualArrayType)):
+        raise TypingError("a compiled transform of a compiled transform (nested duals) is not "
+                          "supported: pass jit=False to the outer transform")
+    raise TypingError(f"compiled transforms differentiate a float or a 1-D float64 array, "
+                      f"not {x}; the Python path (jit=False) takes any shape")
+
+
+@overload(out_value)
+def _out_value(out):
+    if isinstance(out, DualType):
+        return lambda out: out.value
+    if isinstance(out, DualArrayType):
+        return lambda out: out.values.copy()
+    if isinstance(out, (types.Float, types.Integer)):
+        return lambda out: float(out)
+    if isinstance(out, types.Array) and isinstance(out.dtype, (types.Float, types.Integer)):
+        return lambda out: out.astype(np.float64)
+    raise TypingError(f"the differentiated function returned {out}: dualad differentiates "
+                      "functions that return a float or a 1-D array of floats")
+
+
+@overload(out_partial)
+def _out_partial(out, k):
+    if isinstance(out, DualType):
+        return lambda out, k: out.partials[k]
+    if isinstance(out, DualArrayType):
+        return lambda out, k: out.partials[:, k].copy()
+    if isinstance(out, (types.Float, types.Integer)):
+        return lambda out, k: 0.0
+    if isinstance(out, types.Array):
+        return lambda out, k: np.zeros(out.shape[0])
+    return None
+
+
+def _compile(kernel, f, python_equivalent):
+    """njit the kernel, cached on disk when the user's function is, with the jit=False hint.
+
+    python_equivalent (the same transform on the Python path) is what the kernel means when
+    user code that calls it runs on the Python path (see dualad.twin).
+    """
+    cached = type(getattr(f, "_cache", None)).__name__ not in ("NullCache", "NoneType")
+    compiled = _with_hint(numba.njit(kernel, cache=cached))
+    compiled.__dualad_python__ = python_equivalent
+    return compiled
+
+
+def _with_hint(kernel):
+    """Make numba's typing error on the first call say that jit=False works."""
+    compile_for_args = kernel._compile_for_args
+
+    def compile_with_hint(*args, **kwargs):
+        try:
+            return compile_for_args(*args, **kwargs)
+        except TypingError as err:
+            err.patch_message(str(err) + _HINT)
+            raise
+
+    kernel._compile_for_args = compile_with_hint
+    return kernel
+
+
+def _check_chunk(chunk):
+    chunk = DEFAULT_CHUNK if chunk is None else chunk
+    if not isinstance(chunk, int) or chunk < 1:
+        raise ValueError(f"chunk must be a positive int; got {chunk!r}")
+    return chunk
+
+
+def derivative(f):
+    def kernel(x, *args):
+        return out_partial(f(seed(x, 0, 1), *args), 0)
+
+    return _compile(kernel, f, transforms.derivative(f, jit=False))
+
+
+def value_and_grad(f, chunk=None):
+    chunk = _check_chunk(chunk)
+
+    def kernel(x, *args):
+        n = np.size(x)
+        grad = np.empty(n)
+        value = 0.0
+        for lo in range(0, n, chunk):
+            out = f(seed(x, lo, chunk), *args)
+            value = out_value(out)
+            for j in range(min(chunk, n - lo)):
+                grad[lo + j] = out_partial(out, j)
+        return value, grad
+
+    return _compile(kernel, f, transforms.value_and_grad(f, chunk=chunk, jit=False))
+
+
+def grad(f, chunk=None):
+    value_and_grad_kernel = value_and_grad(f, chunk)
+
+    def kernel(x, *args):
+        return value_and_grad_kernel(x, *args)[1]
+
+    return _compile(kernel, f, transforms.grad(f, chunk=chunk, jit=False))
+
+
+def jacfwd(f, chunk=None):
+    chunk = _check_chunk(chunk)
+
+    def kernel(x, *args):
+        n = np.size(x)
+        out = f(seed(x, 0, chunk), *args)
+        jac = np.empty(np.shape(out_partial(out, 0)) + (n,))
+        for lo in range(0, n, chunk):
+            if lo > 0:
+                out = f(seed(x, lo, chunk), *args)
+            for j in range(min(chunk, n - lo)):
+                jac[..., lo + j] = out_partial(out, j)
+        return jac
+
+    return _compile(kernel, f, transforms.jacfwd(f, chunk=chunk, jit=False))

@@ -1,0 +1,358 @@
+"""numba overloads for dual numbers, generated from the rule table.
+
+For every rule, each of its entry points (the NumPy ufunc, its math-module spellings, the
+Python operator and in-place operator) gets two overloads:
+  * scalar duals, in any mix with plain numbers: the rule's value and partials, compiled;
+  * arrays of duals (mixed with 1-D float arrays, duals and numbers): a loop that calls the
+    same entry point on each element.
+Also here: comparisons by value, indexing and assignment of dual arrays, len/shape,
+zeros_like & co., sum, dot/matmul. No derivative formula appears in this file.
+"""
+
+import math
+import operator
+
+import numba
+import numpy as np
+from numba.core import types
+from numba.core.errors import TypingError
+from numba.core.extending import overload, overload_attribute, register_jitable
+from numba.np.unsafe.ndarray import to_fixed_tuple
+
+from .. import rules
+from ..rules import MATH_NAMES, RULES
+from .types import NUMBER, DualArrayType, DualType, make_dual, make_dual_array, tuple_axpy, tuple_scale
+
+DUALS = (DualType, DualArrayType)
+
+# ---- helpers the rules call, given their scalar meaning ---------------------------------------
+
+
+@overload(rules.select)
+def _select(condition, if_true, if_false):
+    if isinstance(condition, types.Boolean):
+        return lambda condition, if_true, if_false: if_true if condition else if_false
+    return None
+
+
+for _helper in (rules._replace_zero, rules._balanced, rules._atan2_r2, rules._pow_dx,
+                rules._pow_dxx, rules._pow_dxz):
+    register_jitable(_helper)
+
+
+def _on_floats(fn):
+    def choose(x):
+        if isinstance(x, NUMBER):
+            return lambda x: fn(x)
+        return None
+    return choose
+
+
+overload(rules.erf)(_on_floats(math.erf))
+overload(rules.erfc)(_on_floats(math.erfc))
+
+
+def _compiled(partial, arity):
+    """A rule's partial compiled for scalars; identically zero when the rule says None."""
+    if partial is None:
+        return numba.njit(lambda x, y: 0.0) if arity == 1 else numba.njit(lambda x, z, y: 0.0)
+    return numba.njit(partial)
+
+
+def _value_fn(rule):
+    return rule.ufunc if rule.ufunc is not None else rule.value
+
+
+# ---- scalar duals -------------------------------------------------------------------------------
+def _unary_scalar(rule):
+    value, d = _value_fn(rule), _compiled(rule.first[0], 1)
+
+    def impl(x):
+        y = float(value(x.value))
+        return make_dual(y, tuple_scale(d(x.value, y), x.partials))
+
+    def choose(x):
+        return impl if isinstance(x, DualType) else None
+
+    return choose
+
+
+def _binary_scalar(rule):
+    value = _value_fn(rule)
+    dx, dz = _compiled(rule.first[0], 2), _compiled(rule.first[1], 2)
+
+    def both(a, b):
+        y = float(value(a.value, b.value))
+        return make_dual(y, tuple_axpy(dx(a.value, b.value, y), a.partials,
+                                       dz(a.value, b.value, y), b.partials))
+
+    def left(a, b):
+        y = float(value(a.value, b))
+        return make_dual(y, tuple_scale(dx(a.value, b, y), a.partials))
+
+    def right(a, b):
+        y = float(value(a, b.value))
+        return make_dual(y, tuple_scale(dz(a, b.value, y), b.partials))
+
+    def choose(a, b):
+        if isinstance(a, DualType) and isinstance(b, DualType):
+            if a.n != b.n:
+                raise TypingError(f"{rule.name}: duals with {a.n} and {b.n} partials meet")
+            return both
+        if isinstance(a, DualType) and isinstance(b, NUMBER):
+            return left
+        if isinstance(a, NUMBER) and isinstance(b, DualType):
+            return right
+        return None
+
+    return choose
+
+
+# ---- arrays of duals, elementwise -----------------------------------------------------------------
+_element = register_jitable(lambda a, i: a[i])
+_whole = register_jitable(lambda a, i: a)
+_length = register_jitable(lambda a: len(a))
+_no_length = register_jitable(lambda a: -1)
+
+
+@register_jitable
+def _store(values, partials, i, y):
+    values[i] = y.value
+    for k in range(partials.shape[1]):
+        partials[i, k] = y.partials[k]
+
+
+def _is_operand(t):
+    return (isinstance(t, NUMBER + DUALS) or
+            (isinstance(t, types.Array) and t.ndim == 1 and isinstance(t.dtype, NUMBER)))
+
+
+def _elementwise(entry, arity):
+    """Overload `entry` for arrays of duals: call it on every element (1-D, equal lengths or
+    scalars broadcast)."""
+    def choose(*arg_types):
+        if not any(isinstance(t, DualArrayType) for t in arg_types):
+            return None
+        if not all(_is_operand(t) for t in arg_types):
+            raise TypingError(f"{getattr(entry, '__name__', entry)}: arrays of duals combine "
+                              f"with 1-D float arrays, duals and numbers; got {arg_types}")
+        ns = {t.n for t in arg_types if isinstance(t, DUALS)}
+        if len(ns) != 1:
+            raise TypingError("arrays of duals with different numbers of partials meet")
+        n = ns.pop()
+        get = [_element if isinstance(t, (types.Array, DualArrayType)) else _whole for t in arg_types]
+        size = [_length if isinstance(t, (types.Array, DualArrayType)) else _no_length for t in arg_types]
+        if arity == 1:
+            get_a = get[0]
+
+            def unary(a):
+                m = len(a)
+                values, partials = np.empty(m), np.empty((m, n))
+                for i in range(m):
+                    _store(values, partials, i, entry(get_a(a, i)))
+                return make_dual_array(values, partials, n)
+            return unary
+        (get_a, get_b), (size_a, size_b) = get, size
+
+        def binary(a, b):
+            la, lb = size_a(a), size_b(b)
+            if la != -1 and lb != -1 and la != lb:
+                raise ValueError("operands could not be broadcast together (different lengths)")
+            m = max(la, lb)
+            values, partials = np.empty(m), np.empty((m, n))
+            for i in range(m):
+                _store(values, partials, i, entry(get_a(a, i), get_b(b, i)))
+            return make_dual_array(values, partials, n)
+        return binary
+
+    if arity == 1:
+        return lambda a: choose(a)
+    return lambda a, b: choose(a, b)
+
+
+# ---- registration: one loop over the table -----------------------------------------------------------
+_OPERATORS = {"add": [operator.add, operator.iadd], "subtract": [operator.sub, operator.isub],
+              "multiply": [operator.mul, operator.imul],
+              "divide": [operator.truediv, operator.itruediv],
+              "power": [operator.pow, operator.ipow], "remainder": [operator.mod, operator.imod],
+              "floor_divide": [operator.floordiv, operator.ifloordiv],
+              "negative": [operator.neg], "positive": [operator.pos], "absolute": [abs]}
+_MATH_FUNCS: dict = {}
+for _alias, _name in MATH_NAMES.items():
+    if hasattr(math, _alias):
+        _MATH_FUNCS.setdefault(_name, []).append(getattr(math, _alias))
+
+
+def _entry_points(rule):
+    return list(_OPERATORS.get(rule.name, [])) + _MATH_FUNCS.get(rule.name, []) + [_value_fn(rule)]
+
+
+for _rule in RULES.values():
+    _scalar = _unary_scalar(_rule) if _rule.arity == 1 else _binary_scalar(_rule)
+    for _entry in _entry_points(_rule):
+        overload(_entry)(_scalar)
+        overload(_entry)(_elementwise(_entry, _rule.arity))
+
+
+@overload(math.log)
+def _math_log(x, base=None):
+    if isinstance(x, DualType):
+        if base is None or isinstance(base, types.NoneType):
+            return lambda x, base=None: np.log(x)
+        return lambda x, base=None: np.log(x) / np.log(base)
+    return None
+
+
+# ---- comparisons by value ----------------------------------------------------------------------------
+_primal = register_jitable(lambda a: a.value)
+_itself = register_jitable(lambda a: a)
+
+
+def _comparison(op):
+    def choose(a, b):
+        if not (isinstance(a, DualType) or isinstance(b, DualType)):
+            return None
+        if not all(isinstance(t, NUMBER + (DualType,)) for t in (a, b)):
+            return None
+        pa = _primal if isinstance(a, DualType) else _itself
+        pb = _primal if isinstance(b, DualType) else _itself
+        return lambda a, b: op(pa(a), pb(b))
+    return choose
+
+
+for _op in (operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne):
+    overload(_op)(_comparison(_op))
+
+
+@overload(float)
+def _float_of_dual(x):
+    if isinstance(x, DualType):
+        raise TypingError("float() of a dual would drop its derivative: keep the value a dual "
+                          "(arithmetic, math.* and np.* functions work on duals), or call "
+                          "dualad's transform with jit=False to use the Python path")
+    return None
+
+
+# ---- arrays of duals: structure -----------------------------------------------------------------------
+@overload(len)
+def _len(a):
+    if isinstance(a, DualArrayType):
+        return lambda a: len(a.values)
+    return None
+
+
+@overload_attribute(DualArrayType, "shape")
+def _shape(a):
+    return lambda a: a.values.shape
+
+
+@overload_attribute(DualArrayType, "size")
+def _size(a):
+    return lambda a: a.values.size
+
+
+@overload_attribute(DualArrayType, "ndim")
+def _ndim(a):
+    return lambda a: 1
+
+
+@overload(operator.getitem)
+def _getitem(a, index):
+    if not isinstance(a, DualArrayType):
+        return None
+    n = a.n
+    if isinstance(index, types.Integer):
+        return lambda a, index: make_dual(a.values[index], to_fixed_tuple(a.partials[index], n))
+    if isinstance(index, types.SliceType):
+        return lambda a, index: make_dual_array(a.values[index], a.partials[index], n)
+    raise TypingError(f"arrays of duals take an integer or a slice as index, not {index}")
+
+
+@overload(operator.setitem)
+def _setitem(a, index, item):
+    if not isinstance(a, DualArrayType):
+        return None
+    if not isinstance(index, types.Integer):
+        raise TypingError(f"assignment into an array of duals takes an integer index, not {index}")
+    n = a.n
+    if isinstance(item, DualType):
+        if item.n != n:
+            raise TypingError(f"cannot store a dual with {item.n} partials in an array of duals with {n}")
+
+        def store_dual(a, index, item):
+            a.values[index] = item.value
+            for k in range(n):
+                a.partials[index, k] = item.partials[k]
+        return store_dual
+    if isinstance(item, NUMBER):
+        def store_number(a, index, item):
+            a.values[index] = item
+            a.partials[index, :] = 0.0
+        return store_number
+    raise TypingError(f"cannot store {item} in an array of duals")
+
+
+def _like(fill):
+    def choose(a, dtype=None):
+        if isinstance(a, DualArrayType):
+            n = a.n
+            return lambda a, dtype=None: make_dual_array(np.full(len(a.values), fill),
+                                                         np.zeros((len(a.values), n)), n)
+        return None
+    return choose
+
+
+overload(np.zeros_like)(_like(0.0))
+overload(np.empty_like)(_like(0.0))
+overload(np.ones_like)(_like(1.0))
+
+
+@overload(np.sum)
+def _sum(a):
+    if isinstance(a, DualArrayType):
+        n = a.n
+
+        def impl(a):
+            total = make_dual(0.0, to_fixed_tuple(np.zeros(n), n))
+            for i in range(len(a.values)):
+                total = total + a[i]
+            return total
+        return impl
+    return None
+
+
+@overload(np.dot)
+@overload(operator.matmul)
+def _dot(a, b):
+    if isinstance(a, types.Array) and a.ndim == 2 and isinstance(b, DualArrayType):
+        n = b.n
+
+        def matvec(a, b):
+            # Loops, not a @ b: numba's @ on float matrices needs scipy's BLAS, and the
+            # runtime dependencies are numpy and numba only.
+            rows, cols = a.shape
+            if cols != len(b.values):
+                raise ValueError("matmul: shapes not aligned")
+            values, partials = np.zeros(rows), np.zeros((rows, n))
+            for i in range(rows):
+                total = 0.0
+                for j in range(cols):
+                    w = a[i, j]
+                    total += w * b.values[j]
+                    for k in range(n):
+                        partials[i, k] += w * b.partials[j, k]
+                values[i] = total
+            return make_dual_array(values, partials, n)
+        return matvec
+    if isinstance(a, DualArrayType) and isinstance(b, (DualArrayType, types.Array)):
+        def inner(a, b):
+            if len(a) != len(b):
+                raise ValueError("dot: shapes not aligned")
+            total = a[0] * b[0]
+            for i in range(1, len(a)):
+                total = total + a[i] * b[i]
+            return total
+        return inner
+    if isinstance(a, types.Array) and a.ndim == 1 and isinstance(b, DualArrayType):
+        return lambda a, b: np.dot(b, a)
+    return None

@@ -1,0 +1,176 @@
+"""The compiled path: numba dual types and kernels agree with the Python path.
+
+Kernels compile once per module (module-level dispatchers); numba compiles are slow.
+"""
+
+import math
+
+import numba
+import numpy as np
+import pytest
+
+import dualad
+from dualad.jit.overloads import _entry_points
+from dualad.rules import RULES
+from functions import W, b4
+from functions import rosen_loop as rosen_loop_py
+
+X5 = np.array([-1.2, 1.0, 0.7, 0.3, 1.1])
+
+rosen_loop = numba.njit(rosen_loop_py)
+
+
+@numba.njit
+def rosen_vec(x):
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+@numba.njit
+def textbook(x):
+    return math.log(x[0]) + x[0] * x[1] - np.sin(x[1])
+
+
+@numba.njit
+def mlp(x):
+    return np.tanh(W @ x + b4)
+
+
+@numba.njit
+def _pair(a, b):
+    return a * b, a - b  # a nested @njit call returning a tuple of duals
+
+
+@numba.njit
+def arrays_and_control_flow(x):
+    y = np.zeros_like(x)
+    y[0] = x[0] ** 2
+    for i in range(1, len(x)):
+        if x[i] > 0.5:
+            y[i] = y[i - 1] * x[i] + 1.0
+        else:
+            y[i] = -x[i]
+    prod, diff = _pair(x[0], x[1])
+    v = x[2]
+    while v < 10.0:
+        v = v * 2.0 + 1.0
+    ones = np.ones_like(x)
+    ones[1] = 3.0
+    e = np.empty_like(x)
+    e[0] = x[3]
+    for i in range(1, x.shape[0]):
+        e[i] = 0.5
+    return np.sum(y) + prod * diff + v + np.dot(ones, x) + np.sum(e * x) - np.sin(x)[4]
+
+
+def test_kernels_are_dispatchers_and_match_the_python_path():
+    g = dualad.grad(rosen_loop)
+    assert hasattr(g, "py_func")
+    np.testing.assert_allclose(g(X5), dualad.grad(rosen_loop_py)(X5), rtol=1e-14)
+    np.testing.assert_allclose(dualad.grad(rosen_vec)(X5), dualad.grad(rosen_loop_py)(X5), rtol=1e-14)
+    np.testing.assert_allclose(dualad.grad(arrays_and_control_flow)(X5),
+                               dualad.grad(arrays_and_control_flow.py_func)(X5), rtol=1e-14)
+    value, gradient = dualad.value_and_grad(textbook)(np.array([2.0, 5.0]))
+    assert value == pytest.approx(math.log(2) + 10 - math.sin(5), rel=1e-15)
+    np.testing.assert_allclose(gradient, [5.5, 2 - math.cos(5)], rtol=1e-15)
+    np.testing.assert_allclose(dualad.jacobian(mlp)(X5[:4].repeat(2)[:6]),
+                               dualad.jacobian(mlp.py_func)(X5[:4].repeat(2)[:6]), rtol=1e-14)
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 5, 8])
+def test_chunk_sweep_compiled(chunk):
+    np.testing.assert_allclose(dualad.grad(rosen_loop, chunk=chunk)(X5),
+                               dualad.grad(rosen_loop_py)(X5), rtol=1e-15)
+
+
+@numba.njit
+def _quartic(x):
+    return (x - 1.5) ** 4 + x * x
+
+
+@numba.njit
+def _quartic_prime(x):
+    return 4.0 * (x - 1.5) ** 3 + 2.0 * x
+
+
+D1 = dualad.derivative(_quartic)
+D2 = dualad.derivative(_quartic_prime)
+
+
+@numba.njit
+def newton_minimise(x0):
+    # Newton's method written entirely in numba, calling compiled derivative kernels.
+    x = x0
+    for _ in range(50):
+        x = x - D1(x) / D2(x)
+    return x
+
+
+def test_kernels_callable_from_njit_code():
+    x = newton_minimise(3.0)
+    assert abs(D1(x)) < 1e-12
+    assert D1(2.0) == _quartic_prime(2.0)
+
+
+def test_nested_compiled_transforms_explain_the_fix():
+    with pytest.raises(numba.core.errors.TypingError, match="jit=False to the outer"):
+        dualad.derivative(D1)(2.0)
+    # the outer transform on the Python path runs the inner kernel's Python equivalent
+    assert dualad.derivative(D1, jit=False)(2.0) == pytest.approx(12 * 0.5 ** 2 + 2, rel=1e-14)
+
+
+def test_jit_option():
+    plain = lambda x: np.sum(np.sin(x) * x)  # noqa: E731
+    compiled = dualad.grad(plain, jit=True)
+    assert hasattr(compiled, "py_func")
+    np.testing.assert_allclose(compiled(X5), dualad.grad(plain)(X5), rtol=1e-14)
+    python = dualad.grad(rosen_loop, jit=False)
+    assert not hasattr(python, "py_func")
+    np.testing.assert_allclose(python(X5), dualad.grad(rosen_loop)(X5), rtol=1e-14)
+
+
+def test_transforms_without_kernels_run_dispatchers_on_the_python_path():
+    np.testing.assert_allclose(dualad.hessian(rosen_loop)(X5), dualad.hessian(rosen_loop_py)(X5))
+    with pytest.raises(NotImplementedError, match="jit=False"):
+        dualad.hessian(rosen_loop, jit=True)
+
+
+def test_compiled_argnums_other_than_zero_is_refused():
+    with pytest.raises(ValueError, match="argument 0"):
+        dualad.grad(rosen_loop, argnums=1)
+
+
+@numba.njit
+def _uses_cumsum(x):
+    return np.cumsum(x)[-1] * x[0]
+
+
+def test_uncompilable_function_names_the_operation_and_the_fix():
+    with pytest.raises(numba.core.errors.TypingError, match="(?s)cumsum.*jit=False"):
+        dualad.grad(_uses_cumsum)(X5)
+    x = np.array([2.0, 3.0])
+    np.testing.assert_array_equal(dualad.grad(_uses_cumsum, jit=False)(x), [7.0, 2.0])
+
+
+# ---- every rule through its compiled entry points -----------------------------------------------
+def _point(rule):
+    """A point inside the rule's domain, away from its edges."""
+    return [min(max(0.37 + 0.1 * i, lo + 0.05), hi - 0.05) for i, (lo, hi) in enumerate(rule.domain)]
+
+
+@pytest.mark.parametrize("name", sorted(RULES))
+def test_every_rule_compiled_matches_python(name):
+    """Each compiled entry point (np.*, math.*, operator) equals the Python path's np.* one."""
+    rule = RULES[name]
+    pt = np.array(_point(rule))
+    numpy_entry = rule.ufunc if rule.ufunc is not None else rule.value
+    if rule.arity == 1:
+        expected = dualad.grad(lambda v: numpy_entry(v[0]))(pt)
+    else:
+        expected = dualad.grad(lambda v: numpy_entry(v[0], v[1]))(pt)
+    assert np.all(np.isfinite(expected)), (name, pt)
+    for entry in _entry_points(rule):
+        if rule.arity == 1:
+            fn = numba.njit(lambda v: entry(v[0]))
+        else:
+            fn = numba.njit(lambda v: entry(v[0], v[1]))
+        np.testing.assert_allclose(dualad.grad(fn)(pt), expected, rtol=1e-14, err_msg=f"{name} via {entry}")
