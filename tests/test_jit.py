@@ -174,3 +174,29 @@ def test_every_rule_compiled_matches_python(name):
         else:
             fn = numba.njit(lambda v: entry(v[0], v[1]))
         np.testing.assert_allclose(dualad.grad(fn)(pt), expected, rtol=1e-14, err_msg=f"{name} via {entry}")
+
+
+@numba.njit
+def _slices(x):
+    even, odd, rev = x[::2], x[1::2], x[::-1]
+    inner = x[1:][::2]
+    return (np.sum(even * odd) + rev[0] * x[-1] + np.sum(inner ** 3) + x[-2] * rev[-1]
+            + np.sum(np.sin(M2 @ x[:3])))
+
+
+M2 = np.array([[1.0, 2.0, -1.0], [0.5, 0.0, 3.0]])
+
+
+@numba.njit
+def _writes_its_input(x):
+    x[0] = 1.0
+    return x[0]
+
+
+def test_seeded_input_slices_and_read_only_input():
+    x = np.array([0.3, -0.4, 0.5, 0.8, -0.9, 0.45])
+    for chunk in (1, 4, 8):
+        np.testing.assert_allclose(dualad.grad(_slices, chunk=chunk)(x),
+                                   dualad.grad(_slices, jit=False)(x), rtol=1e-14)
+    with pytest.raises(numba.core.errors.TypingError, match="read-only.*np.zeros_like"):
+        dualad.grad(_writes_its_input)(x)

@@ -21,9 +21,8 @@ from numba.core.extending import overload
 
 from .. import transforms
 from . import overloads  # noqa: F401  (registers the dual overloads)
-from numba.np.unsafe.ndarray import to_fixed_tuple
-
-from .types import DualArrayType, DualType, make_dual, make_dual_array
+from .overloads import as_dual_array
+from .types import DualArrayType, DualType, SeedArrayType, make_dual, make_seed_array, unit_tuple
 
 DEFAULT_CHUNK = 8
 
@@ -44,26 +43,18 @@ out_value = _compiled_only("out_value")  # the primal of f's output
 out_partial = _compiled_only("out_partial")  # partial k of f's output: float or (m,) array
 
 
-@numba.njit(cache=True)
-def _seeds(n, lo, chunk):
-    seeds = np.zeros((n, chunk))
-    for j in range(min(chunk, n - lo)):
-        seeds[lo + j, j] = 1.0
-    return seeds
-
-
 @overload(seed)
 def _seed(x, lo, chunk):
     if not isinstance(chunk, types.IntegerLiteral):
         return None  # numba retries with the literal chunk
     width = chunk.literal_value
     if isinstance(x, (types.Float, types.Integer)):
-        return lambda x, lo, chunk: make_dual(x, to_fixed_tuple(_seeds(1, lo, width)[0], width))
+        return lambda x, lo, chunk: make_dual(x, unit_tuple(-lo, width))
     if isinstance(x, types.Array) and x.ndim == 1 and x.dtype == types.float64:
-        return lambda x, lo, chunk: make_dual_array(x, _seeds(x.size, lo, width), width)
+        return lambda x, lo, chunk: make_seed_array(x, lo, 1, width)
     if isinstance(x, types.Array) and x.ndim == 1 and isinstance(x.dtype, types.Integer):
         raise TypingError("integer arrays are not differentiable: pass x.astype(np.float64)")
-    if isinstance(x, (DualType, DualArrayType)):
+    if isinstance(x, (DualType, DualArrayType, SeedArrayType)):
         raise TypingError("a compiled transform of a compiled transform (nested duals) is not "
                           "supported: pass jit=False to the outer transform")
     raise TypingError(f"compiled transforms differentiate a float or a 1-D float64 array, "
@@ -74,7 +65,7 @@ def _seed(x, lo, chunk):
 def _out_value(out):
     if isinstance(out, DualType):
         return lambda out: out.value
-    if isinstance(out, DualArrayType):
+    if isinstance(out, (DualArrayType, SeedArrayType)):
         return lambda out: out.values.copy()
     if isinstance(out, (types.Float, types.Integer)):
         return lambda out: float(out)
@@ -88,8 +79,8 @@ def _out_value(out):
 def _out_partial(out, k):
     if isinstance(out, DualType):
         return lambda out, k: out.partials[k]
-    if isinstance(out, DualArrayType):
-        return lambda out, k: out.partials[:, k].copy()
+    if isinstance(out, (DualArrayType, SeedArrayType)):
+        return lambda out, k: as_dual_array(out).partials[:, k].copy()
     if isinstance(out, (types.Float, types.Integer)):
         return lambda out, k: 0.0
     if isinstance(out, types.Array):

@@ -17,13 +17,14 @@ import numpy as np
 from numba.core import types
 from numba.core.errors import TypingError
 from numba.core.extending import overload, overload_attribute, register_jitable
-from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from .. import rules
 from ..rules import MATH_NAMES, RULES
-from .types import NUMBER, DualArrayType, DualType, make_dual, make_dual_array, tuple_axpy, tuple_scale
+from .types import (NUMBER, DualArrayType, DualType, SeedArrayType, load_row, make_dual,
+                    make_dual_array, make_seed_array, tuple_axpy, tuple_scale, unit_tuple)
 
-DUALS = (DualType, DualArrayType)
+DUAL_ARRAYS = (DualArrayType, SeedArrayType)
+DUALS = (DualType,) + DUAL_ARRAYS
 
 # ---- helpers the rules call, given their scalar meaning ---------------------------------------
 
@@ -131,7 +132,7 @@ def _elementwise(entry, arity):
     """Overload `entry` for arrays of duals: call it on every element (1-D, equal lengths or
     scalars broadcast)."""
     def choose(*arg_types):
-        if not any(isinstance(t, DualArrayType) for t in arg_types):
+        if not any(isinstance(t, DUAL_ARRAYS) for t in arg_types):
             return None
         if not all(_is_operand(t) for t in arg_types):
             raise TypingError(f"{getattr(entry, '__name__', entry)}: arrays of duals combine "
@@ -140,8 +141,8 @@ def _elementwise(entry, arity):
         if len(ns) != 1:
             raise TypingError("arrays of duals with different numbers of partials meet")
         n = ns.pop()
-        get = [_element if isinstance(t, (types.Array, DualArrayType)) else _whole for t in arg_types]
-        size = [_length if isinstance(t, (types.Array, DualArrayType)) else _no_length for t in arg_types]
+        get = [_element if isinstance(t, (types.Array,) + DUAL_ARRAYS) else _whole for t in arg_types]
+        size = [_length if isinstance(t, (types.Array,) + DUAL_ARRAYS) else _no_length for t in arg_types]
         if arity == 1:
             get_a = get[0]
 
@@ -236,33 +237,80 @@ def _float_of_dual(x):
 # ---- arrays of duals: structure -----------------------------------------------------------------------
 @overload(len)
 def _len(a):
-    if isinstance(a, DualArrayType):
+    if isinstance(a, DUAL_ARRAYS):
         return lambda a: len(a.values)
     return None
 
 
-@overload_attribute(DualArrayType, "shape")
-def _shape(a):
-    return lambda a: a.values.shape
+for _array_type in DUAL_ARRAYS:
+    overload_attribute(_array_type, "shape")(lambda a: lambda a: a.values.shape)
+    overload_attribute(_array_type, "size")(lambda a: lambda a: a.values.size)
+    overload_attribute(_array_type, "ndim")(lambda a: lambda a: 1)
 
 
-@overload_attribute(DualArrayType, "size")
-def _size(a):
-    return lambda a: a.values.size
+@register_jitable
+def _wrap(index, length):
+    return index + length if index < 0 else index
 
 
-@overload_attribute(DualArrayType, "ndim")
-def _ndim(a):
-    return lambda a: 1
+@register_jitable
+def _wrap_and_check(index, length):
+    index = _wrap(index, length)
+    if index < 0 or index >= length:
+        raise IndexError("index out of bounds for an array of duals")
+    return index
+
+
+# Like numba's own arrays: negative indices always wrap (a seed slot computed from an
+# unwrapped index would be a wrong derivative); out-of-bounds indices are checked only
+# under NUMBA_BOUNDSCHECK=1, because a raise path in the hot loop costs 2-3x here.
+_checked = _wrap_and_check if numba.core.config.BOUNDSCHECK else _wrap
+
+
+def as_dual_array(a):
+    """An array of duals with its partials stored (a seed array materialised)."""
+    raise TypeError("as_dual_array runs inside compiled code only")
+
+
+@overload(as_dual_array)
+def _as_dual_array(a):
+    if isinstance(a, DualArrayType):
+        return lambda a: a
+    if isinstance(a, SeedArrayType):
+        n = a.n
+
+        def materialise(a):
+            m = len(a.values)
+            partials = np.zeros((m, n))
+            for i in range(m):
+                slot = i * a.stride - a.first
+                if 0 <= slot < n:
+                    partials[i, slot] = 1.0
+            return make_dual_array(a.values, partials, n)
+        return materialise
+    return None
 
 
 @overload(operator.getitem)
 def _getitem(a, index):
-    if not isinstance(a, DualArrayType):
+    if not isinstance(a, DUAL_ARRAYS):
         return None
     n = a.n
+    if isinstance(a, SeedArrayType) and isinstance(index, types.Integer):
+        def seeded_element(a, index):
+            i = _checked(index, len(a.values))
+            return make_dual(a.values[i], unit_tuple(i * a.stride - a.first, n))
+        return seeded_element
+    if isinstance(a, SeedArrayType) and isinstance(index, types.SliceType):
+        def seeded_slice(a, index):
+            start, stop, step = index.indices(len(a.values))
+            return make_seed_array(a.values[index], a.first - start * a.stride, a.stride * step, n)
+        return seeded_slice
     if isinstance(index, types.Integer):
-        return lambda a, index: make_dual(a.values[index], to_fixed_tuple(a.partials[index], n))
+        def element(a, index):
+            i = _checked(index, len(a.values))
+            return make_dual(a.values[i], load_row(a.partials, i, n))
+        return element
     if isinstance(index, types.SliceType):
         return lambda a, index: make_dual_array(a.values[index], a.partials[index], n)
     raise TypingError(f"arrays of duals take an integer or a slice as index, not {index}")
@@ -270,6 +318,9 @@ def _getitem(a, index):
 
 @overload(operator.setitem)
 def _setitem(a, index, item):
+    if isinstance(a, SeedArrayType):
+        raise TypingError("the differentiated input is read-only inside a compiled transform; "
+                          "copy it first (y = np.zeros_like(x); y[i] = x[i] ...)")
     if not isinstance(a, DualArrayType):
         return None
     if not isinstance(index, types.Integer):
@@ -294,7 +345,7 @@ def _setitem(a, index, item):
 
 def _like(fill):
     def choose(a, dtype=None):
-        if isinstance(a, DualArrayType):
+        if isinstance(a, DUAL_ARRAYS):
             n = a.n
             return lambda a, dtype=None: make_dual_array(np.full(len(a.values), fill),
                                                          np.zeros((len(a.values), n)), n)
@@ -309,11 +360,11 @@ overload(np.ones_like)(_like(1.0))
 
 @overload(np.sum)
 def _sum(a):
-    if isinstance(a, DualArrayType):
+    if isinstance(a, DUAL_ARRAYS):
         n = a.n
 
         def impl(a):
-            total = make_dual(0.0, to_fixed_tuple(np.zeros(n), n))
+            total = make_dual(0.0, unit_tuple(-1, n))
             for i in range(len(a.values)):
                 total = total + a[i]
             return total
@@ -324,10 +375,11 @@ def _sum(a):
 @overload(np.dot)
 @overload(operator.matmul)
 def _dot(a, b):
-    if isinstance(a, types.Array) and a.ndim == 2 and isinstance(b, DualArrayType):
+    if isinstance(a, types.Array) and a.ndim == 2 and isinstance(b, DUAL_ARRAYS):
         n = b.n
 
         def matvec(a, b):
+            b = as_dual_array(b)  # a seed array gets its partials stored
             # Loops, not a @ b: numba's @ on float matrices needs scipy's BLAS, and the
             # runtime dependencies are numpy and numba only.
             rows, cols = a.shape
@@ -344,7 +396,7 @@ def _dot(a, b):
                 values[i] = total
             return make_dual_array(values, partials, n)
         return matvec
-    if isinstance(a, DualArrayType) and isinstance(b, (DualArrayType, types.Array)):
+    if isinstance(a, DUAL_ARRAYS) and isinstance(b, DUAL_ARRAYS + (types.Array,)):
         def inner(a, b):
             if len(a) != len(b):
                 raise ValueError("dot: shapes not aligned")
@@ -353,6 +405,6 @@ def _dot(a, b):
                 total = total + a[i] * b[i]
             return total
         return inner
-    if isinstance(a, types.Array) and a.ndim == 1 and isinstance(b, DualArrayType):
+    if isinstance(a, types.Array) and a.ndim == 1 and isinstance(b, DUAL_ARRAYS):
         return lambda a, b: np.dot(b, a)
     return None

@@ -2,6 +2,10 @@
 
     DualType(n)          struct {value: float64, partials: UniTuple(float64, n)}
     DualArrayType(n)     struct {values: float64[:], partials: float64[:, :]}   (rows = elements)
+    SeedArrayType(n)     struct {values: float64[:], first: intp, stride: intp}
+                         a differentiated input (or a slice of one): element i has partial 1
+                         in slot i·stride − first, 0 elsewhere, made in registers on indexing
+                         (no n × chunk seed matrix is stored)
 
 A scalar dual lives in registers: its partials are a fixed-length tuple, and the tuple
 arithmetic below is emitted element by element at the LLVM level, so no operation on a dual
@@ -16,7 +20,7 @@ from numba.core.extending import (intrinsic, lower_cast, make_attribute_wrapper,
                                   register_model)
 
 __all__ = ["DualType", "DualArrayType", "make_dual", "make_dual_array", "tuple_scale",
-           "tuple_axpy", "NUMBER"]
+           "tuple_axpy", "load_row", "SeedArrayType", "make_seed_array", "unit_tuple", "NUMBER"]
 
 NUMBER = (types.Float, types.Integer, types.Boolean)
 
@@ -44,6 +48,27 @@ class DualArrayType(types.Type):
         self.values_type = types.Array(types.float64, 1, "A")
         self.partials_type = types.Array(types.float64, 2, "A")
         super().__init__(name=f"DualArray({n})")
+
+
+class SeedArrayType(types.Type):
+    """The input of a compiled transform: values with implicit unit partials."""
+
+    def __init__(self, n):
+        self.n = n
+        self.values_type = types.Array(types.float64, 1, "A")
+        super().__init__(name=f"SeedArray({n})")
+
+
+@register_model(SeedArrayType)
+class SeedArrayModel(models.StructModel):
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, [("values", fe_type.values_type), ("first", types.intp),
+                                        ("stride", types.intp)])
+
+
+make_attribute_wrapper(SeedArrayType, "values", "values")
+make_attribute_wrapper(SeedArrayType, "first", "first")
+make_attribute_wrapper(SeedArrayType, "stride", "stride")
 
 
 @register_model(DualType)
@@ -99,6 +124,39 @@ def make_dual_array(typingctx, values, partials, n):
     return sig, codegen
 
 
+@intrinsic
+def make_seed_array(typingctx, values, first, stride, n):
+    """SeedArray over values whose element i is seeded in slot i·stride − first; n constant."""
+    if not isinstance(n, types.IntegerLiteral):
+        raise TypingError("make_seed_array needs the number of partials as a constant")
+    array = SeedArrayType(n.literal_value)
+    sig = array(array.values_type, types.intp, types.intp, n)
+
+    def codegen(context, builder, signature, args):
+        out = cgutils.create_struct_proxy(array)(context, builder)
+        out.values, out.first, out.stride = args[0], args[1], args[2]
+        context.nrt.incref(builder, array.values_type, args[0])
+        return out._getvalue()
+
+    return sig, codegen
+
+
+@intrinsic
+def unit_tuple(typingctx, slot, n):
+    """A UniTuple of n floats: 1.0 at `slot` (if 0 <= slot < n), 0.0 elsewhere."""
+    if not isinstance(n, types.IntegerLiteral):
+        raise TypingError("unit_tuple needs its length as a constant")
+    tuple_type = types.UniTuple(types.float64, n.literal_value)
+    sig = tuple_type(types.intp, n)
+
+    def codegen(context, builder, signature, args):
+        one, zero = context.get_constant(types.float64, 1.0), context.get_constant(types.float64, 0.0)
+        return _tuple_map(signature, builder, context, lambda i: builder.select(
+            builder.icmp_signed("==", args[0], context.get_constant(types.intp, i)), one, zero))
+
+    return sig, codegen
+
+
 def _tuple_map(signature, builder, context, element):
     """A new UniTuple whose element i is element(i)."""
     out = cgutils.get_null_value(context.get_value_type(signature.return_type))
@@ -143,3 +201,25 @@ def _number_to_dual(context, builder, fromty, toty, val):
     out.value = context.cast(builder, val, fromty, types.float64)
     out.partials = cgutils.get_null_value(context.get_value_type(toty.partials_type))
     return out._getvalue()
+
+
+@intrinsic
+def load_row(typingctx, matrix, row, n):
+    """Row `row` of a 2-D float64 array as a UniTuple of n floats, read in place (no view)."""
+    if not isinstance(n, types.IntegerLiteral):
+        raise TypingError("load_row needs the row length as a constant")
+    count = n.literal_value
+    tuple_type = types.UniTuple(types.float64, count)
+    sig = tuple_type(matrix, row, n)
+
+    def codegen(context, builder, signature, args):
+        array = context.make_array(signature.args[0])(context, builder, value=args[0])
+        row_index = context.cast(builder, args[1], signature.args[1], types.intp)
+        out = cgutils.get_null_value(context.get_value_type(tuple_type))
+        for k in range(count):
+            ptr = cgutils.get_item_pointer(context, builder, signature.args[0], array,
+                                           [row_index, context.get_constant(types.intp, k)])
+            out = builder.insert_value(out, builder.load(ptr), k)
+        return out
+
+    return sig, codegen
