@@ -37,6 +37,17 @@ def rosen_grad_hand(x):
 
 
 @numba.njit
+def rosen_hess_hand(x):
+    n = len(x)
+    h = np.zeros((n, n))
+    for i in range(n - 1):
+        h[i, i] += 1200.0 * x[i] ** 2 - 400.0 * x[i + 1] + 2.0
+        h[i + 1, i + 1] += 200.0
+        h[i, i + 1] = h[i + 1, i] = -400.0 * x[i]
+    return h
+
+
+@numba.njit
 def textbook(x):
     return math.log(x[0]) + x[0] * x[1] - math.sin(x[1])
 
@@ -66,6 +77,15 @@ def _repeat_array(fn, x, reps):
     for _ in range(reps):
         x[0] += 1e-15  # perturb the input so that no work can be hoisted out of the loop
         total += fn(x)[0]
+    return total
+
+
+@numba.njit
+def _repeat_matrix(fn, x, reps):
+    total = 0.0
+    for _ in range(reps):
+        x[0] += 1e-15
+        total += fn(x)[0, 0]
     return total
 
 
@@ -103,6 +123,19 @@ def run(sizes, min_time, reps):
             rows.append([f"{name} (chunk {width})", fmt_time(t_hand), fmt_time(t_ad),
                          f"{t_ad / t_hand:.2f}×", fmt_time(per_call(g, x, min_time=min_time)),
                          f"{cold:.2f} s"])
+    for n, chunk in [(10, 10), (10, None)]:
+        x = np.linspace(-1.2, 1.2, n)
+        start = time.perf_counter()
+        h = dualad.hessian(rosen, chunk=chunk)
+        h(x)
+        cold = time.perf_counter() - start
+        np.testing.assert_allclose(h(x), rosen_hess_hand(x), rtol=1e-12)
+        t_hand = in_loop(_repeat_matrix, rosen_hess_hand, x, reps, min_time)
+        t_ad = in_loop(_repeat_matrix, h, x, reps, min_time)
+        width = chunk or dualad.jit.kernels.DEFAULT_CHUNK
+        rows.append([f"Rosenbrock Hessian (HyperDual), n = {n} (chunk {width})", fmt_time(t_hand),
+                     fmt_time(t_ad), f"{t_ad / t_hand:.2f}×", fmt_time(per_call(h, x, min_time=min_time)),
+                     f"{cold:.2f} s"])
     p = np.array([4.0, 0.3, 0.5, 1.7])
     start = time.perf_counter()
     g = dualad.grad(oscillator, chunk=4)

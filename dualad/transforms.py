@@ -295,8 +295,13 @@ def derivative(f, argnums=0, jit=None):
 
 
 def second_derivative(f, argnums=0, jit=None):
-    """f''(x) for scalar x, exactly, in one HyperDual pass; shape of f(x)."""
-    f = _path(f, jit, argnums, compiled=False)[1]
+    """f''(x) for scalar x, exactly, in one HyperDual pass; shape of f(x).
+
+    Given a numba dispatcher (or jit=True) it returns a compiled kernel (scalar outputs).
+    """
+    kernels, f = _path(f, jit, argnums, compiled=True)
+    if kernels:
+        return kernels.second_derivative(f)
 
     @functools.wraps(f)
     def second_derivative_fn(*args):
@@ -317,9 +322,13 @@ def hessian(f, argnums=0, chunk=None, jit=None):
     """Exact Hessian of scalar f by HyperDual blocks; shape x.shape + x.shape.
 
     With tuple argnums the result is a tuple of tuples (H[i][j] = ∂²f/∂x_i∂x_j), as in JAX.
+    Given a numba dispatcher (or jit=True) it returns a compiled kernel (1-D input): diagonal
+    blocks use symmetric hyper-duals, which store half of the ε1ε2 block.
     """
     _check_chunk(chunk)
-    f = _path(f, jit, argnums, compiled=False)[1]
+    kernels, f = _path(f, jit, argnums, compiled=True)
+    if kernels:
+        return kernels.hessian(f, chunk)
 
     @functools.wraps(f)
     def hessian_fn(*args):

@@ -6,8 +6,13 @@ which every numba dispatcher is replaced by its own twin (recursively), so the w
 runs in Python on dual numbers. numba freezes globals at compile time, so a copy of the
 globals means the same program. Compiled dualad kernels name their Python-path equivalent
 in ``__dualad_python__``.
+
+numba code calls Python's ``math`` module, which the compiled duals support; in the twin of
+a numba function, ``math`` (and names imported from it) means ``dualad.math``, which keeps
+derivatives where Python's math would convert to float.
 """
 
+import math
 import types
 
 __all__ = ["is_dispatcher", "python_twin"]
@@ -28,10 +33,21 @@ def python_twin(f, _made=None):
         if substitute is not None:
             made[id(f)] = substitute
             return substitute
-        return _rebuild(f, f.py_func, made)
+        return _rebuild(f, f.py_func, made, numba_code=True)
     if isinstance(f, types.FunctionType) and _names_dispatchers(f):
-        return _rebuild(f, f, made)
+        return _rebuild(f, f, made, numba_code=False)
     return f
+
+
+def _dual_math(value):
+    """dualad.math for Python's math module or one of its functions; None otherwise."""
+    from . import math as dual_math  # a sibling module: import here, not at load (layering)
+
+    if value is math:
+        return dual_math
+    if isinstance(value, types.BuiltinFunctionType) and getattr(math, value.__name__, None) is value:
+        return getattr(dual_math, value.__name__, None)
+    return None
 
 
 def _names_dispatchers(py):
@@ -39,8 +55,13 @@ def _names_dispatchers(py):
             any(is_dispatcher(cell.cell_contents) for cell in py.__closure__ or ()))
 
 
-def _rebuild(key, py, made):
+def _rebuild(key, py, made, numba_code):
     namespace = dict(py.__globals__)
+    if numba_code:
+        for name in py.__code__.co_names:
+            substitute = _dual_math(namespace.get(name))
+            if substitute is not None:
+                namespace[name] = substitute
     twin = types.FunctionType(py.__code__, namespace, py.__name__, py.__defaults__, py.__closure__)
     made[id(key)] = twin  # before recursing: mutual recursion reaches this twin
     for name in py.__code__.co_names:

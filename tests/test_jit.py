@@ -129,9 +129,49 @@ def test_jit_option():
 
 
 def test_transforms_without_kernels_run_dispatchers_on_the_python_path():
-    np.testing.assert_allclose(dualad.hessian(rosen_loop)(X5), dualad.hessian(rosen_loop_py)(X5))
+    v = np.linspace(-1.0, 1.0, 5)
+    np.testing.assert_allclose(dualad.hvp(rosen_loop)(X5, v), dualad.hessian(rosen_loop_py)(X5) @ v,
+                               rtol=1e-13)
     with pytest.raises(NotImplementedError, match="jit=False"):
-        dualad.hessian(rosen_loop, jit=True)
+        dualad.hvp(rosen_loop, jit=True)
+
+
+@numba.njit
+def _scalar_mix(x):
+    prod, diff = _pair(x[0], x[1])  # nested @njit call returning a tuple of hyper-duals
+    total = 0.0
+    for i in range(len(x)):
+        if x[i] > 0.5:
+            total += math.exp(x[i]) * prod
+        else:
+            total -= math.atan2(x[i], 2.0) * diff ** 2
+    v = x[2]
+    while v < 10.0:
+        v = v * 2.0 + x[3] ** 2
+    return total + v * math.sqrt(abs(x[4]) + 1.0) + np.tanh(x[1] * x[3])
+
+
+@pytest.mark.parametrize("f", [rosen_loop, textbook, _scalar_mix], ids=["rosen", "textbook", "mix"])
+def test_compiled_hessian_matches_python_path(f):
+    x = X5[:2] + 2.5 if f is textbook else X5
+    expected = dualad.hessian(f, jit=False)(x)
+    for chunk in range(1, x.size + 1):
+        np.testing.assert_allclose(dualad.hessian(f, chunk=chunk)(x), expected, rtol=1e-13, atol=1e-12)
+
+
+def test_compiled_second_derivative():
+    f = numba.njit(lambda t: math.exp(t) * math.sin(t) + t ** 3)
+    for t in (0.5, -1.25):
+        assert dualad.second_derivative(f)(t) == pytest.approx(
+            2 * math.exp(t) * math.cos(t) + 6 * t, rel=1e-14)
+    assert dualad.second_derivative(f, jit=False)(0.5) == pytest.approx(dualad.second_derivative(f)(0.5), rel=1e-15)
+
+
+def test_compiled_hessian_of_vectorised_code_explains_the_fix():
+    with pytest.raises(numba.core.errors.TypingError, match="jit=False"):
+        dualad.hessian(rosen_vec)(X5)
+    np.testing.assert_allclose(dualad.hessian(rosen_vec, jit=False)(X5), dualad.hessian(rosen_loop)(X5),
+                               rtol=1e-13)
 
 
 def test_compiled_argnums_other_than_zero_is_refused():
@@ -164,9 +204,10 @@ def test_every_rule_compiled_matches_python(name):
     pt = np.array(_point(rule))
     numpy_entry = rule.ufunc if rule.ufunc is not None else rule.value
     if rule.arity == 1:
-        expected = dualad.grad(lambda v: numpy_entry(v[0]))(pt)
+        reference = lambda v: numpy_entry(v[0])  # noqa: E731
     else:
-        expected = dualad.grad(lambda v: numpy_entry(v[0], v[1]))(pt)
+        reference = lambda v: numpy_entry(v[0], v[1])  # noqa: E731
+    expected, expected_hessian = dualad.grad(reference)(pt), dualad.hessian(reference)(pt)
     assert np.all(np.isfinite(expected)), (name, pt)
     for entry in _entry_points(rule):
         if rule.arity == 1:
@@ -174,6 +215,8 @@ def test_every_rule_compiled_matches_python(name):
         else:
             fn = numba.njit(lambda v: entry(v[0], v[1]))
         np.testing.assert_allclose(dualad.grad(fn)(pt), expected, rtol=1e-14, err_msg=f"{name} via {entry}")
+        np.testing.assert_allclose(dualad.hessian(fn)(pt), expected_hessian, rtol=1e-13, atol=1e-300,
+                                   err_msg=f"{name} second partials via {entry}")
 
 
 @numba.njit

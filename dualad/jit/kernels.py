@@ -6,6 +6,8 @@ partials back. The result takes and returns plain float64 scalars and arrays, so
 callable from Python and from other @njit code (Newton's method written entirely in numba).
 
     derivative(f)(x, *args)       x scalar               -> f'(x)        scalar or (m,)
+    second_derivative(f)(x, *args) x scalar              -> f''(x)       scalar (HyperDual)
+    hessian(f)(x, *args)          x (n,), f scalar       -> H            (n, n) (HyperDual blocks)
     value_and_grad(f)(x, *args)   x (n,) or scalar        -> (f, ∇f)
     grad(f)(x, *args)                                     -> ∇f           like x
     jacfwd(f)(x, *args)           x (n,), f(x) (m,) or () -> J            (m, n) or (n,)
@@ -22,7 +24,8 @@ from numba.core.extending import overload
 from .. import transforms
 from . import overloads  # noqa: F401  (registers the dual overloads)
 from .overloads import as_dual_array
-from .types import DualArrayType, DualType, SeedArrayType, make_dual, make_seed_array, unit_tuple
+from .types import (DualArrayType, DualType, HyperDualType, SeedArrayType, make_dual,
+                    make_hyper_seed_array, make_hyper_sym, make_seed_array, unit_tuple)
 
 DEFAULT_CHUNK = 8
 
@@ -41,6 +44,7 @@ def _compiled_only(name):
 seed = _compiled_only("seed")            # seed(x, lo, chunk): x as duals seeded on lo..lo+chunk
 out_value = _compiled_only("out_value")  # the primal of f's output
 out_partial = _compiled_only("out_partial")  # partial k of f's output: float or (m,) array
+store_block = _compiled_only("store_block")  # write a hyper-dual output's ε1ε2 block into H
 
 
 @overload(seed)
@@ -54,7 +58,7 @@ def _seed(x, lo, chunk):
         return lambda x, lo, chunk: make_seed_array(x, lo, 1, width)
     if isinstance(x, types.Array) and x.ndim == 1 and isinstance(x.dtype, types.Integer):
         raise TypingError("integer arrays are not differentiable: pass x.astype(np.float64)")
-    if isinstance(x, (DualType, DualArrayType, SeedArrayType)):
+    if isinstance(x, (DualType, DualArrayType, SeedArrayType, HyperDualType)):
         raise TypingError("a compiled transform of a compiled transform (nested duals) is not "
                           "supported: pass jit=False to the outer transform")
     raise TypingError(f"compiled transforms differentiate a float or a 1-D float64 array, "
@@ -100,6 +104,34 @@ def _compile(kernel, f, python_equivalent):
     return compiled
 
 
+@overload(store_block)
+def _store_block(out, hess, lo1, lo2):
+    """H[lo1 + i, lo2 + j] = H[lo2 + j, lo1 + i] = ε1ε2 block of the scalar output."""
+    if isinstance(out, HyperDualType) and out.symmetric:
+        width = out.n1
+
+        def symmetric(out, hess, lo1, lo2):
+            n, k = hess.shape[0], 0
+            for i in range(width):
+                for j in range(i, width):
+                    if lo1 + j < n:
+                        hess[lo1 + i, lo1 + j] = hess[lo1 + j, lo1 + i] = out.eps12[k]
+                    k += 1
+        return symmetric
+    if isinstance(out, HyperDualType):
+        width1, width2 = out.n1, out.n2
+
+        def general(out, hess, lo1, lo2):
+            n = hess.shape[0]
+            for i in range(min(width1, n - lo1)):
+                for j in range(min(width2, n - lo2)):
+                    hess[lo1 + i, lo2 + j] = hess[lo2 + j, lo1 + i] = out.eps12[i * width2 + j]
+        return general
+    if isinstance(out, (types.Float, types.Integer)):
+        return lambda out, hess, lo1, lo2: None  # f does not depend on x here: H stays 0
+    raise TypingError(f"hessian needs the function to return a scalar, not {out}")
+
+
 def _with_hint(kernel):
     """Make numba's typing error on the first call say that jit=False works."""
     compile_for_args = kernel._compile_for_args
@@ -127,6 +159,33 @@ def derivative(f):
         return out_partial(f(seed(x, 0, 1), *args), 0)
 
     return _compile(kernel, f, transforms.derivative(f, jit=False))
+
+
+def second_derivative(f):
+    def kernel(x, *args):
+        out = f(make_hyper_sym(float(x), (1.0,), (0.0,)), *args)
+        hess = np.zeros((1, 1))
+        store_block(out, hess, 0, 0)
+        return hess[0, 0]
+
+    return _compile(kernel, f, transforms.second_derivative(f, jit=False))
+
+
+def hessian(f, chunk=None):
+    chunk = _check_chunk(chunk)
+
+    def kernel(x, *args):
+        n = x.size
+        hess = np.zeros((n, n))
+        for lo1 in range(0, n, chunk):
+            # diagonal block: symmetric hyper-duals, half the ε1ε2 work
+            store_block(f(make_hyper_seed_array(x, lo1, lo1, 1, chunk, 0), *args), hess, lo1, lo1)
+            for lo2 in range(lo1 + chunk, n, chunk):
+                out = f(make_hyper_seed_array(x, lo1, lo2, 1, chunk, chunk), *args)
+                store_block(out, hess, lo1, lo2)
+        return hess
+
+    return _compile(kernel, f, transforms.hessian(f, chunk=chunk, jit=False))
 
 
 def value_and_grad(f, chunk=None):

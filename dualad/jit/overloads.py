@@ -20,11 +20,14 @@ from numba.core.extending import overload, overload_attribute, register_jitable
 
 from .. import rules
 from ..rules import MATH_NAMES, RULES
-from .types import (NUMBER, DualArrayType, DualType, SeedArrayType, load_row, make_dual,
-                    make_dual_array, make_seed_array, tuple_axpy, tuple_scale, unit_tuple)
+from .types import (NUMBER, DualArrayType, DualType, HyperDualType, HyperSeedArrayType,
+                    SeedArrayType, load_row, make_dual, make_dual_array, make_hyper,
+                    make_hyper_seed_array, make_hyper_sym, make_seed_array, tuple_axpy,
+                    tuple_outer_axpy, tuple_scale, unit_tuple)
 
 DUAL_ARRAYS = (DualArrayType, SeedArrayType)
 DUALS = (DualType,) + DUAL_ARRAYS
+SCALARS = (DualType, HyperDualType)
 
 # ---- helpers the rules call, given their scalar meaning ---------------------------------------
 
@@ -60,20 +63,86 @@ def _compiled(partial, arity):
     return numba.njit(partial)
 
 
+def _power(x, n):
+    raise TypeError("_power runs inside compiled code only")
+
+
+@overload(_power)
+def _power_impl(x, n):
+    # np.power(float, int) is a C pow() call (~12 ns); x ** n with n >= 0 is repeated
+    # squaring (~1.5 ns). n < 0 keeps np.power, which gives inf at 0.0 where ** would raise.
+    if isinstance(n, types.Integer):
+        return lambda x, n: x ** n if n >= 0 else np.power(x, n)
+    return lambda x, n: np.power(x, n)
+
+
+# How compiled code evaluates a rule's value where the NumPy ufunc is slow in numba.
+_COMPILED_VALUE = {"power": _power}
+
+
 def _value_fn(rule):
+    if rule.name in _COMPILED_VALUE:
+        return _COMPILED_VALUE[rule.name]
     return rule.ufunc if rule.ufunc is not None else rule.value
 
 
-# ---- scalar duals -------------------------------------------------------------------------------
+# ---- hyper-dual helpers: one chain rule for the general and the symmetric layout -------------
+def eps2_of(x):
+    raise TypeError("eps2_of runs inside compiled code only")
+
+
+def rebuild(like, value, eps1, eps2, eps12):
+    raise TypeError("rebuild runs inside compiled code only")
+
+
+@overload(eps2_of)
+def _eps2_of(x):
+    if isinstance(x, HyperDualType):
+        return (lambda x: x.eps1) if x.symmetric else (lambda x: x.eps2_stored)
+    return None
+
+
+@overload(rebuild)
+def _rebuild(like, value, eps1, eps2, eps12):
+    if isinstance(like, HyperDualType) and like.symmetric:
+        return lambda like, value, eps1, eps2, eps12: make_hyper_sym(value, eps1, eps12)
+    if isinstance(like, HyperDualType):
+        return lambda like, value, eps1, eps2, eps12: make_hyper(value, eps1, eps2, eps12)
+    return None
+
+
+def _compiled_second(rule, key):
+    """(has, fn): whether the rule's second partial is nonzero, and it compiled."""
+    second = rule.second[key]
+    if second is None:
+        zero = (lambda x, y, d: 0.0) if rule.arity == 1 else (lambda x, z, y: 0.0)
+        return False, numba.njit(zero)
+    return True, numba.njit(second)
+
+
+# ---- scalar duals and hyper-duals ------------------------------------------------------------------
 def _unary_scalar(rule):
     value, d = _value_fn(rule), _compiled(rule.first[0], 1)
+    has2, d2 = _compiled_second(rule, (0, 0))
 
-    def impl(x):
+    def dual(x):
         y = float(value(x.value))
         return make_dual(y, tuple_scale(d(x.value, y), x.partials))
 
+    def hyper(x):
+        y = float(value(x.value))
+        slope = d(x.value, y)
+        eps12 = tuple_scale(slope, x.eps12)
+        if has2:  # a constant: numba prunes the branch for rules with f'' = 0
+            eps12 = tuple_outer_axpy(eps12, d2(x.value, y, slope), x.eps1, eps2_of(x))
+        return rebuild(x, y, tuple_scale(slope, x.eps1), tuple_scale(slope, eps2_of(x)), eps12)
+
     def choose(x):
-        return impl if isinstance(x, DualType) else None
+        if isinstance(x, DualType):
+            return dual
+        if isinstance(x, HyperDualType):
+            return hyper
+        return None
 
     return choose
 
@@ -81,6 +150,7 @@ def _unary_scalar(rule):
 def _binary_scalar(rule):
     value = _value_fn(rule)
     dx, dz = _compiled(rule.first[0], 2), _compiled(rule.first[1], 2)
+    (hxx, sxx), (hxz, sxz), (hzz, szz) = (_compiled_second(rule, key) for key in ((0, 0), (0, 1), (1, 1)))
 
     def both(a, b):
         y = float(value(a.value, b.value))
@@ -95,15 +165,48 @@ def _binary_scalar(rule):
         y = float(value(a, b.value))
         return make_dual(y, tuple_scale(dz(a, b.value, y), b.partials))
 
+    def hyper_both(a, b):
+        av, bv = a.value, b.value
+        y = float(value(av, bv))
+        sa, sb = dx(av, bv, y), dz(av, bv, y)
+        a2, b2 = eps2_of(a), eps2_of(b)
+        eps12 = tuple_axpy(sa, a.eps12, sb, b.eps12)
+        if hxx:
+            eps12 = tuple_outer_axpy(eps12, sxx(av, bv, y), a.eps1, a2)
+        if hxz:
+            cross = sxz(av, bv, y)
+            eps12 = tuple_outer_axpy(tuple_outer_axpy(eps12, cross, a.eps1, b2), cross, b.eps1, a2)
+        if hzz:
+            eps12 = tuple_outer_axpy(eps12, szz(av, bv, y), b.eps1, b2)
+        return rebuild(a, y, tuple_axpy(sa, a.eps1, sb, b.eps1), tuple_axpy(sa, a2, sb, b2), eps12)
+
+    def hyper_left(a, b):
+        y = float(value(a.value, b))
+        sa = dx(a.value, b, y)
+        eps12 = tuple_scale(sa, a.eps12)
+        if hxx:
+            eps12 = tuple_outer_axpy(eps12, sxx(a.value, b, y), a.eps1, eps2_of(a))
+        return rebuild(a, y, tuple_scale(sa, a.eps1), tuple_scale(sa, eps2_of(a)), eps12)
+
+    def hyper_right(a, b):
+        y = float(value(a, b.value))
+        sb = dz(a, b.value, y)
+        eps12 = tuple_scale(sb, b.eps12)
+        if hzz:
+            eps12 = tuple_outer_axpy(eps12, szz(a, b.value, y), b.eps1, eps2_of(b))
+        return rebuild(b, y, tuple_scale(sb, b.eps1), tuple_scale(sb, eps2_of(b)), eps12)
+
     def choose(a, b):
-        if isinstance(a, DualType) and isinstance(b, DualType):
-            if a.n != b.n:
-                raise TypingError(f"{rule.name}: duals with {a.n} and {b.n} partials meet")
-            return both
-        if isinstance(a, DualType) and isinstance(b, NUMBER):
-            return left
-        if isinstance(a, NUMBER) and isinstance(b, DualType):
-            return right
+        for kind, pair, one, other in ((DualType, both, left, right),
+                                       (HyperDualType, hyper_both, hyper_left, hyper_right)):
+            if isinstance(a, kind) and isinstance(b, kind):
+                if a != b:
+                    raise TypingError(f"{rule.name}: {a} and {b} meet (different partials)")
+                return pair
+            if isinstance(a, kind) and isinstance(b, NUMBER):
+                return one
+            if isinstance(a, NUMBER) and isinstance(b, kind):
+                return other
         return None
 
     return choose
@@ -185,7 +288,8 @@ for _alias, _name in MATH_NAMES.items():
 
 
 def _entry_points(rule):
-    return list(_OPERATORS.get(rule.name, [])) + _MATH_FUNCS.get(rule.name, []) + [_value_fn(rule)]
+    numpy_entry = rule.ufunc if rule.ufunc is not None else rule.value
+    return list(_OPERATORS.get(rule.name, [])) + _MATH_FUNCS.get(rule.name, []) + [numpy_entry]
 
 
 for _rule in RULES.values():
@@ -197,7 +301,7 @@ for _rule in RULES.values():
 
 @overload(math.log)
 def _math_log(x, base=None):
-    if isinstance(x, DualType):
+    if isinstance(x, SCALARS):
         if base is None or isinstance(base, types.NoneType):
             return lambda x, base=None: np.log(x)
         return lambda x, base=None: np.log(x) / np.log(base)
@@ -211,12 +315,12 @@ _itself = register_jitable(lambda a: a)
 
 def _comparison(op):
     def choose(a, b):
-        if not (isinstance(a, DualType) or isinstance(b, DualType)):
+        if not (isinstance(a, SCALARS) or isinstance(b, SCALARS)):
             return None
-        if not all(isinstance(t, NUMBER + (DualType,)) for t in (a, b)):
+        if not all(isinstance(t, NUMBER + SCALARS) for t in (a, b)):
             return None
-        pa = _primal if isinstance(a, DualType) else _itself
-        pb = _primal if isinstance(b, DualType) else _itself
+        pa = _primal if isinstance(a, SCALARS) else _itself
+        pb = _primal if isinstance(b, SCALARS) else _itself
         return lambda a, b: op(pa(a), pb(b))
     return choose
 
@@ -227,7 +331,7 @@ for _op in (operator.lt, operator.le, operator.gt, operator.ge, operator.eq, ope
 
 @overload(float)
 def _float_of_dual(x):
-    if isinstance(x, DualType):
+    if isinstance(x, SCALARS):
         raise TypingError("float() of a dual would drop its derivative: keep the value a dual "
                           "(arithmetic, math.* and np.* functions work on duals), or call "
                           "dualad's transform with jit=False to use the Python path")
@@ -237,12 +341,12 @@ def _float_of_dual(x):
 # ---- arrays of duals: structure -----------------------------------------------------------------------
 @overload(len)
 def _len(a):
-    if isinstance(a, DUAL_ARRAYS):
+    if isinstance(a, DUAL_ARRAYS + (HyperSeedArrayType,)):
         return lambda a: len(a.values)
     return None
 
 
-for _array_type in DUAL_ARRAYS:
+for _array_type in DUAL_ARRAYS + (HyperSeedArrayType,):
     overload_attribute(_array_type, "shape")(lambda a: lambda a: a.values.shape)
     overload_attribute(_array_type, "size")(lambda a: lambda a: a.values.size)
     overload_attribute(_array_type, "ndim")(lambda a: lambda a: 1)
@@ -289,6 +393,35 @@ def _as_dual_array(a):
             return make_dual_array(a.values, partials, n)
         return materialise
     return None
+
+
+@overload(operator.getitem)
+def _hyper_getitem(a, index):
+    if not isinstance(a, HyperSeedArrayType):
+        return None
+    element = a.element
+    n1, n2, size12 = element.n1, element.n2, element.eps12_size
+    if isinstance(index, types.Integer) and element.symmetric:
+        def symmetric_element(a, index):
+            i = _checked(index, len(a.values))
+            return make_hyper_sym(a.values[i], unit_tuple(i * a.stride - a.first1, n1),
+                                  unit_tuple(-1, size12))
+        return symmetric_element
+    if isinstance(index, types.Integer):
+        def general_element(a, index):
+            i = _checked(index, len(a.values))
+            return make_hyper(a.values[i], unit_tuple(i * a.stride - a.first1, n1),
+                              unit_tuple(i * a.stride - a.first2, n2), unit_tuple(-1, size12))
+        return general_element
+    if isinstance(index, types.SliceType):
+        width2 = 0 if element.symmetric else n2
+
+        def seeded_slice(a, index):
+            start, stop, step = index.indices(len(a.values))
+            return make_hyper_seed_array(a.values[index], a.first1 - start * a.stride,
+                                         a.first2 - start * a.stride, a.stride * step, n1, width2)
+        return seeded_slice
+    raise TypingError(f"the input of a compiled Hessian takes an integer or a slice as index, not {index}")
 
 
 @overload(operator.getitem)

@@ -20,7 +20,9 @@ from numba.core.extending import (intrinsic, lower_cast, make_attribute_wrapper,
                                   register_model)
 
 __all__ = ["DualType", "DualArrayType", "make_dual", "make_dual_array", "tuple_scale",
-           "tuple_axpy", "load_row", "SeedArrayType", "make_seed_array", "unit_tuple", "NUMBER"]
+           "tuple_axpy", "load_row", "SeedArrayType", "make_seed_array", "unit_tuple", "NUMBER",
+           "HyperDualType", "make_hyper", "make_hyper_sym", "tuple_outer_axpy", "packed_size",
+           "HyperSeedArrayType", "make_hyper_seed_array"]
 
 NUMBER = (types.Float, types.Integer, types.Boolean)
 
@@ -221,5 +223,160 @@ def load_row(typingctx, matrix, row, n):
                                            [row_index, context.get_constant(types.intp, k)])
             out = builder.insert_value(out, builder.load(ptr), k)
         return out
+
+    return sig, codegen
+
+
+# ---- hyper-duals ------------------------------------------------------------------------------
+def packed_size(n):
+    """Entries of the upper triangle (diagonal included) of an n × n symmetric block."""
+    return n * (n + 1) // 2
+
+
+class HyperDualType(types.Type):
+    """value + eps1 (n1) + eps2 (n2) + eps12 (n1 × n2, row-major).
+
+    symmetric=True (a diagonal Hessian block, ε2 seeds = ε1 seeds): eps2 is not stored (it
+    equals eps1) and eps12 holds the packed upper triangle, n(n+1)/2 entries, so each
+    operation does about half the work of the general block.
+    """
+
+    def __init__(self, n1, n2, symmetric=False):
+        if symmetric and n1 != n2:
+            raise ValueError("a symmetric hyper-dual has n1 == n2")
+        self.n1, self.n2, self.symmetric = n1, n2, symmetric
+        self.eps12_size = packed_size(n1) if symmetric else n1 * n2
+        kind = "sym" if symmetric else "full"
+        super().__init__(name=f"HyperDual({n1}, {n2}, {kind})")
+
+    def unify(self, typingctx, other):
+        if isinstance(other, NUMBER):
+            return self
+        return None
+
+
+@register_model(HyperDualType)
+class HyperDualModel(models.StructModel):
+    def __init__(self, dmm, fe_type):
+        members = [("value", types.float64), ("eps1", types.UniTuple(types.float64, fe_type.n1))]
+        if not fe_type.symmetric:
+            members.append(("eps2_stored", types.UniTuple(types.float64, fe_type.n2)))
+        members.append(("eps12", types.UniTuple(types.float64, fe_type.eps12_size)))
+        super().__init__(dmm, fe_type, members)
+
+
+make_attribute_wrapper(HyperDualType, "value", "value")
+make_attribute_wrapper(HyperDualType, "eps1", "eps1")
+make_attribute_wrapper(HyperDualType, "eps2_stored", "eps2_stored")
+make_attribute_wrapper(HyperDualType, "eps12", "eps12")
+
+
+def _make_hyper_codegen(hyper, names):
+    def codegen(context, builder, signature, args):
+        out = cgutils.create_struct_proxy(hyper)(context, builder)
+        for name, arg in zip(names, args):
+            setattr(out, name, arg)
+        return out._getvalue()
+    return codegen
+
+
+@intrinsic
+def make_hyper(typingctx, value, eps1, eps2, eps12):
+    """A general hyper-dual from value and UniTuples eps1 (n1), eps2 (n2), eps12 (n1·n2)."""
+    hyper = HyperDualType(eps1.count, eps2.count)
+    if eps12.count != hyper.eps12_size:
+        raise TypingError(f"eps12 needs {hyper.eps12_size} entries, got {eps12.count}")
+    sig = hyper(types.float64, eps1, eps2, eps12)
+    return sig, _make_hyper_codegen(hyper, ("value", "eps1", "eps2_stored", "eps12"))
+
+
+@intrinsic
+def make_hyper_sym(typingctx, value, eps1, eps12):
+    """A symmetric hyper-dual: eps2 = eps1, eps12 the packed upper triangle."""
+    hyper = HyperDualType(eps1.count, eps1.count, symmetric=True)
+    if eps12.count != hyper.eps12_size:
+        raise TypingError(f"packed eps12 needs {hyper.eps12_size} entries, got {eps12.count}")
+    sig = hyper(types.float64, eps1, eps12)
+    return sig, _make_hyper_codegen(hyper, ("value", "eps1", "eps12"))
+
+
+@intrinsic
+def tuple_outer_axpy(typingctx, acc, s, b, c):
+    """acc + s · (b ⊗ c), with acc full (n1·n2, row-major) or packed upper (n(n+1)/2).
+
+    The layout follows from the lengths (they coincide only for n = 1, where both agree).
+    """
+    n1, n2 = b.count, c.count
+    if acc.count == n1 * n2:
+        pairs = [(i, j) for i in range(n1) for j in range(n2)]
+    elif n1 == n2 and acc.count == packed_size(n1):
+        pairs = [(i, j) for i in range(n1) for j in range(i, n1)]
+    else:
+        raise TypingError(f"tuple_outer_axpy: {acc.count} entries fit neither {n1}×{n2} nor packed")
+    sig = acc(acc, types.float64, b, c)
+
+    def codegen(context, builder, signature, args):
+        acc, s, b, c = args
+        # (s·b_i)·c_j: n1 products for s·b, then one product per entry instead of two
+        scaled = [builder.fmul(s, builder.extract_value(b, i)) for i in range(n1)]
+        return _tuple_map(signature, builder, context, lambda k: builder.fadd(
+            builder.extract_value(acc, k),
+            builder.fmul(scaled[pairs[k][0]], builder.extract_value(c, pairs[k][1]))))
+
+    return sig, codegen
+
+
+@lower_cast(types.Float, HyperDualType)
+@lower_cast(types.Integer, HyperDualType)
+@lower_cast(types.Boolean, HyperDualType)
+def _number_to_hyper(context, builder, fromty, toty, val):
+    out = cgutils.create_struct_proxy(toty)(context, builder)
+    out.value = context.cast(builder, val, fromty, types.float64)
+    out.eps1 = cgutils.get_null_value(context.get_value_type(types.UniTuple(types.float64, toty.n1)))
+    if not toty.symmetric:
+        out.eps2_stored = cgutils.get_null_value(
+            context.get_value_type(types.UniTuple(types.float64, toty.n2)))
+    out.eps12 = cgutils.get_null_value(
+        context.get_value_type(types.UniTuple(types.float64, toty.eps12_size)))
+    return out._getvalue()
+
+
+class HyperSeedArrayType(types.Type):
+    """The input of a compiled Hessian: element i has ε1 seed slot i·stride − first1 and
+    ε2 seed slot i·stride − first2 (one slot for a symmetric element type)."""
+
+    def __init__(self, element):
+        self.element = element
+        self.values_type = types.Array(types.float64, 1, "A")
+        super().__init__(name=f"HyperSeedArray({element})")
+
+
+@register_model(HyperSeedArrayType)
+class HyperSeedArrayModel(models.StructModel):
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, [("values", fe_type.values_type), ("first1", types.intp),
+                                        ("first2", types.intp), ("stride", types.intp)])
+
+
+for _field in ("values", "first1", "first2", "stride"):
+    make_attribute_wrapper(HyperSeedArrayType, _field, _field)
+
+
+@intrinsic
+def make_hyper_seed_array(typingctx, values, first1, first2, stride, n1, n2):
+    """Seed array of hyper-duals (block widths n1, n2); n2 = 0 declares a symmetric
+    diagonal block (ε2 seeds = ε1 seeds)."""
+    if not (isinstance(n1, types.IntegerLiteral) and isinstance(n2, types.IntegerLiteral)):
+        raise TypingError("make_hyper_seed_array needs its block widths as constants")
+    symmetric = n2.literal_value == 0
+    width2 = n1.literal_value if symmetric else n2.literal_value
+    array = HyperSeedArrayType(HyperDualType(n1.literal_value, width2, symmetric))
+    sig = array(array.values_type, types.intp, types.intp, types.intp, n1, n2)
+
+    def codegen(context, builder, signature, args):
+        out = cgutils.create_struct_proxy(array)(context, builder)
+        out.values, out.first1, out.first2, out.stride = args[0], args[1], args[2], args[3]
+        context.nrt.incref(builder, array.values_type, args[0])
+        return out._getvalue()
 
     return sig, codegen
