@@ -257,9 +257,11 @@ def jvp(f, primals, tangents):
     """(f(*primals), J·tangents) in one Dual pass: JAX's jvp."""
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp takes tuples: jvp(f, (x, ...), (v, ...))")
-    f = python_twin(f)  # no compiled jvp kernel yet: numba functions run on the Python path
     if len(primals) != len(tangents):
         raise ValueError(f"jvp got {len(primals)} primals but {len(tangents)} tangents")
+    if is_dispatcher(f) and len(primals) == 1:
+        return _compiled_jvp(f)(primals[0], tangents[0])
+    f = python_twin(f)  # several primals: the Python path runs numba functions exactly
     inputs = _Inputs(f, primals, tuple(range(len(primals))))
     tans = []
     for k, (t, shape) in enumerate(zip(tangents, inputs.shapes)):
@@ -271,6 +273,14 @@ def jvp(f, primals, tangents):
     out = inputs.call(lambda k, x: Dual._make(x, (tans[k][..., None],), tag))
     value, comps = _read_output(out, tag, f)
     return value, (np.zeros(np.shape(value)) if comps is None else comps[0][..., 0])
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled_jvp(f):
+    """One compiled jvp kernel per numba function (jvp takes values, so it is kept here)."""
+    from . import jit as compiled_path
+
+    return compiled_path.kernels.jvp(f)
 
 
 def _scalar_input(f, x, what):

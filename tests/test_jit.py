@@ -243,3 +243,31 @@ def test_seeded_input_slices_and_read_only_input():
                                    dualad.grad(_slices, jit=False)(x), rtol=1e-14)
     with pytest.raises(numba.core.errors.TypingError, match="read-only.*np.zeros_like"):
         dualad.grad(_writes_its_input)(x)
+
+
+@numba.njit
+def _vectorised(x):
+    big = x > 0.4                                  # comparison: a boolean array
+    y = np.where(big, x ** 2, -3.0 * x)            # derivative of the branch taken
+    z = np.where(x < 0.0, 0.0, np.roll(x, 2))      # a plain number in one branch
+    return (np.sum(y * z) + np.prod(x[:3] + 2.0) + np.dot(x, x[::-1]) + np.sum(-x)
+            + np.sum(np.roll(np.sin(x), -1) * x))
+
+
+def test_vectorised_dual_array_operations():
+    x = np.array([0.3, -0.4, 0.5, 0.8, -0.9, 0.45])
+    np.testing.assert_allclose(dualad.grad(_vectorised)(x), dualad.grad(_vectorised, jit=False)(x),
+                               rtol=1e-14)
+    np.testing.assert_allclose(dualad.grad(_vectorised, chunk=4)(x),
+                               dualad.grad(_vectorised, jit=False)(x), rtol=1e-14)
+
+
+def test_compiled_jvp():
+    x, v = np.array([0.3, -0.4, 0.5, 0.8, -0.9]), np.linspace(1.0, 2.0, 5)
+    value, tangent = dualad.jvp(rosen_loop, (x,), (v,))
+    expected = dualad.jvp(rosen_loop_py, (x,), (v,))
+    assert value == expected[0]
+    assert tangent == pytest.approx(expected[1], rel=1e-14)
+    out, slope = dualad.jvp(mlp, (X5.repeat(2)[:6],), (np.ones(6),))
+    np.testing.assert_allclose(slope, dualad.jacobian(mlp)(X5.repeat(2)[:6]).sum(axis=1), rtol=1e-14)
+    assert dualad.jvp(_quartic, (2.0,), (3.0,)) == (_quartic(2.0), pytest.approx(3.0 * _quartic_prime(2.0)))

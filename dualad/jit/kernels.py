@@ -6,6 +6,7 @@ partials back. The result takes and returns plain float64 scalars and arrays, so
 callable from Python and from other @njit code (Newton's method written entirely in numba).
 
     derivative(f)(x, *args)       x scalar               -> f'(x)        scalar or (m,)
+    jvp(f)(x, v, *args)           x scalar or (n,)       -> (f(x), J·v)
     second_derivative(f)(x, *args) x scalar              -> f''(x)       scalar (HyperDual)
     hessian(f)(x, *args)          x (n,), f scalar       -> H            (n, n) (HyperDual blocks)
     value_and_grad(f)(x, *args)   x (n,) or scalar        -> (f, ∇f)
@@ -22,9 +23,10 @@ from numba.core.errors import TypingError
 from numba.core.extending import overload
 
 from .. import transforms
+from ..twin import python_twin
 from . import overloads  # noqa: F401  (registers the dual overloads)
 from .overloads import as_dual_array
-from .types import (DualArrayType, DualType, HyperDualType, SeedArrayType, make_dual,
+from .types import (DualArrayType, DualType, HyperDualType, SeedArrayType, make_dual, make_dual_array,
                     make_hyper_seed_array, make_hyper_sym, make_seed_array, unit_tuple)
 
 DEFAULT_CHUNK = 8
@@ -44,7 +46,8 @@ def _compiled_only(name):
 seed = _compiled_only("seed")            # seed(x, lo, chunk): x as duals seeded on lo..lo+chunk
 out_value = _compiled_only("out_value")  # the primal of f's output
 out_partial = _compiled_only("out_partial")  # partial k of f's output: float or (m,) array
-store_block = _compiled_only("store_block")  # write a hyper-dual output's ε1ε2 block into H
+store_block = _compiled_only("store_block")
+seed_direction = _compiled_only("seed_direction")  # x as duals with the one tangent v  # write a hyper-dual output's ε1ε2 block into H
 
 
 @overload(seed)
@@ -63,6 +66,19 @@ def _seed(x, lo, chunk):
                           "supported: pass jit=False to the outer transform")
     raise TypingError(f"compiled transforms differentiate a float or a 1-D float64 array, "
                       f"not {x}; the Python path (jit=False) takes any shape")
+
+
+@overload(seed_direction)
+def _seed_direction(x, v):
+    if isinstance(x, (types.Float, types.Integer)):
+        return lambda x, v: make_dual(float(x), (float(v),))
+    if isinstance(x, types.Array) and x.ndim == 1 and x.dtype == types.float64:
+        def array(x, v):
+            if v.shape != x.shape:
+                raise ValueError("jvp: the tangent's shape differs from the primal's")
+            return make_dual_array(x, np.ascontiguousarray(v).astype(np.float64).reshape((x.size, 1)), 1)
+        return array
+    raise TypingError(f"compiled jvp takes a float or a 1-D float64 array, not {x}")
 
 
 @overload(out_value)
@@ -159,6 +175,17 @@ def derivative(f):
         return out_partial(f(seed(x, 0, 1), *args), 0)
 
     return _compile(kernel, f, transforms.derivative(f, jit=False))
+
+
+def jvp(f):
+    """Kernel (x, v, *args) -> (f(x), J·v) in one Dual pass."""
+    def kernel(x, v, *args):
+        out = f(seed_direction(x, v), *args)
+        return out_value(out), out_partial(out, 0)
+
+    twin = python_twin(f)
+    return _compile(kernel, f, lambda x, v, *args: transforms.jvp(
+        lambda y: twin(y, *args), (x,), (v,)))
 
 
 def second_derivative(f):

@@ -325,8 +325,23 @@ def _comparison(op):
     return choose
 
 
+_values = register_jitable(lambda a: a.values)
+
+
+def _array_comparison(op):
+    """Arrays of duals compare by value, elementwise, giving a boolean array (like NumPy)."""
+    def choose(a, b):
+        if not (isinstance(a, DUAL_ARRAYS) or isinstance(b, DUAL_ARRAYS)):
+            return None
+        va = _values if isinstance(a, DUAL_ARRAYS) else (_primal if isinstance(a, DualType) else _itself)
+        vb = _values if isinstance(b, DUAL_ARRAYS) else (_primal if isinstance(b, DualType) else _itself)
+        return lambda a, b: op(va(a), vb(b))
+    return choose
+
+
 for _op in (operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne):
     overload(_op)(_comparison(_op))
+    overload(_op)(_array_comparison(_op))
 
 
 @overload(float)
@@ -501,6 +516,66 @@ def _sum(a):
             for i in range(len(a.values)):
                 total = total + a[i]
             return total
+        return impl
+    return None
+
+
+@overload(np.prod)
+def _prod(a):
+    if isinstance(a, DUAL_ARRAYS):
+        n = a.n
+
+        def impl(a):
+            total = make_dual(1.0, unit_tuple(-1, n))
+            for i in range(len(a.values)):
+                total = total * a[i]
+            return total
+        return impl
+    return None
+
+
+_element_or_whole = {True: _element, False: _whole}
+
+
+@overload(np.where)
+def _where(condition, x, y):
+    """Elementwise choice: the derivative of the branch taken (JAX's convention)."""
+    if not any(isinstance(t, DUAL_ARRAYS + (DualType,)) for t in (x, y)):
+        return None
+    if not (isinstance(condition, types.Array) and isinstance(condition.dtype, types.Boolean)):
+        raise TypingError("np.where on duals takes a boolean array as condition")
+    ns = {t.n for t in (x, y) if isinstance(t, DUAL_ARRAYS + (DualType,))}
+    if len(ns) != 1:
+        raise TypingError("np.where: duals with different numbers of partials")
+    n = ns.pop()
+    get_x = _element_or_whole[isinstance(x, (types.Array,) + DUAL_ARRAYS)]
+    get_y = _element_or_whole[isinstance(y, (types.Array,) + DUAL_ARRAYS)]
+
+    def impl(condition, x, y):
+        m = len(condition)
+        values, partials = np.empty(m), np.empty((m, n))
+        for i in range(m):
+            # the untaken branch is not evaluated: a plain number becomes a dual with zero partials
+            chosen = make_dual(0.0, unit_tuple(-1, n)) + (get_x(x, i) if condition[i] else get_y(y, i))
+            _store(values, partials, i, chosen)
+        return make_dual_array(values, partials, n)
+    return impl
+
+
+@overload(np.roll)
+def _roll(a, shift):
+    if isinstance(a, DUAL_ARRAYS):
+        n = a.n
+
+        def impl(a, shift):
+            stored = as_dual_array(a)
+            m = len(stored.values)
+            values, partials = np.empty(m), np.empty((m, n))
+            for i in range(m):
+                source = (i - shift) % m
+                values[i] = stored.values[source]
+                partials[i, :] = stored.partials[source, :]
+            return make_dual_array(values, partials, n)
         return impl
     return None
 
