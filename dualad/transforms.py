@@ -100,6 +100,11 @@ def _check_input(x, position, f):
     return arr[()] if arr.ndim == 0 else arr
 
 
+def _plain(x):
+    """A 0-d ndarray as a NumPy scalar (arr[..., 0] is always an array); anything else as is."""
+    return x[()] if isinstance(x, np.ndarray) and x.ndim == 0 else x
+
+
 def _read_output(out, tag, f):
     """(value, components) of f's output for this tag; components None where constant."""
     if isinstance(out, ForwardNumber):
@@ -166,7 +171,7 @@ class _Inputs:
 
     def split(self, flat, out_shape):
         """Cut the trailing flat axis of `flat` into one piece per argument."""
-        pieces = [np.reshape(flat[..., o:o + s], out_shape + sh)
+        pieces = [_plain(np.reshape(flat[..., o:o + s], out_shape + sh))
                   for o, s, sh in zip(self.offsets, self.sizes, self.shapes)]
         return tuple(pieces) if self.several else pieces[0]
 
@@ -272,7 +277,7 @@ def jvp(f, primals, tangents):
     tag = new_tag()
     out = inputs.call(lambda k, x: Dual._make(x, (tans[k][..., None],), tag))
     value, comps = _read_output(out, tag, f)
-    return value, (np.zeros(np.shape(value)) if comps is None else comps[0][..., 0])
+    return value, _plain(np.zeros(np.shape(value)) if comps is None else comps[0][..., 0])
 
 
 @functools.lru_cache(maxsize=None)
@@ -323,7 +328,7 @@ def second_derivative(f, argnums=0, jit=None):
         one = np.ones((1,))
         out = inputs.call(lambda k, x: HyperDual._make(x, (one, one, np.zeros((1, 1))), tag))
         value, comps = _read_output(out, tag, f)
-        return np.zeros(np.shape(value)) if comps is None else comps[2][..., 0, 0]
+        return _plain(np.zeros(np.shape(value)) if comps is None else comps[2][..., 0, 0])
 
     return second_derivative_fn
 
@@ -363,7 +368,7 @@ def hessian(f, argnums=0, chunk=None, jit=None):
                 if lo2 != lo1:
                     hess = assign(hess, (slice(lo2, hi2), slice(lo1, hi1)), comps[2].T)
         if not inputs.several:
-            return np.reshape(hess, inputs.shapes[0] * 2)
+            return _plain(np.reshape(hess, inputs.shapes[0] * 2))
         return tuple(
             tuple(np.reshape(hess[o1:o1 + s1, o2:o2 + s2], sh1 + sh2)
                   for o2, s2, sh2 in zip(inputs.offsets, inputs.sizes, inputs.shapes))
@@ -397,6 +402,6 @@ def hvp(f, chunk=None, jit=None):
             _check_scalar(value, f, "hvp")
             pieces.append(np.zeros(hi - lo) if comps is None else comps[2][..., 0])
         flat = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
-        return np.reshape(flat, inputs.shapes[0])
+        return _plain(np.reshape(flat, inputs.shapes[0]))
 
     return hvp_fn

@@ -82,6 +82,14 @@ def test_integer_scalars_are_promoted_integer_arrays_refused():
         dualad.grad(lambda x: np.sum(x * x))(np.array([1, 2]))
 
 
+def test_scalar_results_are_numpy_scalars_not_0d_arrays():
+    f = lambda t: np.exp(t) * np.sin(t)  # noqa: E731
+    for result in (dualad.derivative(f)(0.0), dualad.second_derivative(f)(0.0),
+                   dualad.grad(f)(0.0), dualad.hessian(f)(0.0), dualad.jacobian(f)(0.0),
+                   dualad.jvp(f, (0.0,), (1.0,))[1], dualad.hvp(f)(0.0, 1.0)):
+        assert isinstance(result, np.float64), type(result)
+
+
 def test_derivative_of_array_valued_function():
     f = lambda t: np.stack([np.sin(t), t ** 2])  # noqa: E731
     np.testing.assert_allclose(dualad.derivative(f)(0.5), [math.cos(0.5), 1.0])
