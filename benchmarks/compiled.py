@@ -48,6 +48,20 @@ def rosen_hess_hand(x):
 
 
 @numba.njit
+def rosen_vec(x):
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+@numba.njit
+def rosen_hvp_hand(x, v):
+    hv = np.zeros_like(x)
+    for i in range(len(x) - 1):
+        hv[i] += (1200.0 * x[i] ** 2 - 400.0 * x[i + 1] + 2.0) * v[i] - 400.0 * x[i] * v[i + 1]
+        hv[i + 1] += 200.0 * v[i + 1] - 400.0 * x[i] * v[i]
+    return hv
+
+
+@numba.njit
 def textbook(x):
     return math.log(x[0]) + x[0] * x[1] - math.sin(x[1])
 
@@ -98,54 +112,67 @@ def _repeat_scalar(fn, x, reps):
     return total
 
 
+@numba.njit
+def _repeat_with_direction(fn, x, reps):
+    v = np.linspace(-1.0, 1.0, len(x))
+    total = 0.0
+    for _ in range(reps):
+        x[0] += 1e-15
+        total += fn(x, v)[0]
+    return total
+
+
 def in_loop(repeat, fn, x, reps, min_time):
     """Seconds per call of fn(x) inside a compiled loop of `reps` calls."""
     return per_call(lambda: repeat(fn, x.copy(), reps), min_time=min_time) / reps
 
 
+def _row(name, make_kernel, reference, x, repeat, reps, min_time, extra=(), expected=None,
+         reference_repeat=None):
+    """One table row: kernel vs reference inside a compiled loop, from Python, cold compile.
+
+    The kernel's result must equal `expected` (default: the reference's result)."""
+    start = time.perf_counter()
+    kernel = make_kernel()
+    kernel(x, *extra)
+    cold = time.perf_counter() - start
+    expected = reference(x, *extra) if expected is None else expected
+    np.testing.assert_allclose(kernel(x, *extra), expected, rtol=1e-12)
+    t_reference = in_loop(reference_repeat or repeat, reference, x, reps, min_time)
+    t_kernel = in_loop(repeat, kernel, x, reps, min_time)
+    return [name, fmt_time(t_reference), fmt_time(t_kernel), f"{t_kernel / t_reference:.2f}×",
+            fmt_time(per_call(kernel, x, *extra, min_time=min_time)), f"{cold:.2f} s"]
+
+
 def run(sizes, min_time, reps):
     rows = []
+    default = dualad.jit.kernels.DEFAULT_CHUNK
     cases = [(f"Rosenbrock gradient, n = {n}", rosen, rosen_grad_hand, np.linspace(-1.2, 1.2, n))
              for n in sizes]
     cases.append(("textbook ln x1 + x1·x2 − sin x2, gradient", textbook, textbook_grad_hand,
                   np.array([2.0, 5.0])))
+    cases += [(f"vectorised Rosenbrock (arrays of duals), gradient, n = {n}", rosen_vec,
+               rosen_grad_hand, np.linspace(-1.2, 1.2, n)) for n in sizes if n <= 100]
     for name, f, hand, x in cases:
         # the default chunk, and chunk = n where n is small enough for one pass
-        for chunk in [None] + ([x.size] if x.size <= 12 and x.size != 8 else []):
-            start = time.perf_counter()
-            g = dualad.grad(f, chunk=chunk)
-            g(x)
-            cold = time.perf_counter() - start
-            np.testing.assert_allclose(g(x), hand(x), rtol=1e-12)
-            t_hand = in_loop(_repeat_array, hand, x, reps, min_time)
-            t_ad = in_loop(_repeat_array, g, x, reps, min_time)
-            width = chunk or dualad.jit.kernels.DEFAULT_CHUNK
-            rows.append([f"{name} (chunk {width})", fmt_time(t_hand), fmt_time(t_ad),
-                         f"{t_ad / t_hand:.2f}×", fmt_time(per_call(g, x, min_time=min_time)),
-                         f"{cold:.2f} s"])
-    for n, chunk in [(10, 10), (10, None)]:
+        for chunk in [None] + ([x.size] if x.size <= 12 and x.size != default else []):
+            rows.append(_row(f"{name} (chunk {chunk or default})", lambda: dualad.grad(f, chunk=chunk),
+                             hand, x, _repeat_array, reps, min_time))
+    for f, kind in ((rosen, "HyperDual"), (rosen_vec, "arrays of HyperDuals")):
+        for chunk in (10, None):
+            rows.append(_row(f"Rosenbrock Hessian ({kind}), n = 10 (chunk {chunk or default})",
+                             lambda: dualad.hessian(f, chunk=chunk), rosen_hess_hand,
+                             np.linspace(-1.2, 1.2, 10), _repeat_matrix, reps, min_time))
+    for n in (10, 100):
         x = np.linspace(-1.2, 1.2, n)
-        start = time.perf_counter()
-        h = dualad.hessian(rosen, chunk=chunk)
-        h(x)
-        cold = time.perf_counter() - start
-        np.testing.assert_allclose(h(x), rosen_hess_hand(x), rtol=1e-12)
-        t_hand = in_loop(_repeat_matrix, rosen_hess_hand, x, reps, min_time)
-        t_ad = in_loop(_repeat_matrix, h, x, reps, min_time)
-        width = chunk or dualad.jit.kernels.DEFAULT_CHUNK
-        rows.append([f"Rosenbrock Hessian (HyperDual), n = {n} (chunk {width})", fmt_time(t_hand),
-                     fmt_time(t_ad), f"{t_ad / t_hand:.2f}×", fmt_time(per_call(h, x, min_time=min_time)),
-                     f"{cold:.2f} s"])
+        rows.append(_row(f"Rosenbrock Hessian-vector product, n = {n} (chunk {default})",
+                         lambda: dualad.hvp(rosen), rosen_hvp_hand, x, _repeat_with_direction,
+                         reps, min_time, extra=(np.linspace(-1.0, 1.0, n),)))
     p = np.array([4.0, 0.3, 0.5, 1.7])
-    start = time.perf_counter()
-    g = dualad.grad(oscillator, chunk=4)
-    g(p)
-    cold = time.perf_counter() - start
-    t_f = in_loop(_repeat_scalar, oscillator, p, max(reps // 100, 1), min_time)
-    t_g = in_loop(_repeat_array, g, p, max(reps // 100, 1), min_time)
-    rows.append(["oscillator, 1000 Euler steps, 4 parameters: gradient vs f itself",
-                 fmt_time(t_f), fmt_time(t_g), f"{t_g / t_f:.2f}×",
-                 fmt_time(per_call(g, p, min_time=min_time)), f"{cold:.2f} s"])
+    rows.append(_row("oscillator, 1000 Euler steps, 4 parameters: gradient vs f itself",
+                     lambda: dualad.grad(oscillator, chunk=4), oscillator, p, _repeat_array,
+                     max(reps // 100, 1), min_time, expected=dualad.grad(oscillator, jit=False)(p),
+                     reference_repeat=_repeat_scalar))
     header = ["problem", "hand-written (numba)", "dualad kernel", "ratio", "dualad, called from Python",
               "cold compile"]
     return "### Compiled path: derivative kernels called from a compiled loop\n\n" + table(header, rows)

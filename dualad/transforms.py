@@ -47,7 +47,7 @@ def default_hessian_chunk(n_in):
     return max(1, min(n_in, math.isqrt(_TANGENT_BUDGET // max(n_in, 1))))
 
 
-def _path(f, jit, argnums, compiled):
+def _path(f, jit, argnums):
     """(kernels, f): kernels is dualad.jit.kernels when f runs compiled, else None.
 
     jit=None compiles iff f is a numba dispatcher, jit=True compiles a plain function with
@@ -55,12 +55,6 @@ def _path(f, jit, argnums, compiled):
     """
     use_jit = is_dispatcher(f) if jit is None else bool(jit)
     if not use_jit:
-        return None, python_twin(f)
-    if not compiled:
-        if jit:
-            raise NotImplementedError(
-                "this transform has no compiled kernel yet; jit=None or jit=False runs it on "
-                "the Python path (a numba function is differentiated through its py_func)")
         return None, python_twin(f)
     if argnums != 0:
         raise ValueError(f"compiled transforms differentiate argument 0 (got argnums={argnums!r}); "
@@ -203,7 +197,7 @@ def jacfwd(f, argnums=0, chunk=None, jit=None):
 
     Given a numba dispatcher (or jit=True) it returns a compiled kernel (scalar or 1-D input).
     """
-    kernels, f = _path(f, jit, argnums, compiled=True)
+    kernels, f = _path(f, jit, argnums)
     if kernels:
         return kernels.jacfwd(f, chunk)
 
@@ -228,7 +222,7 @@ def jacobian(f, argnums=0, mode="auto", chunk=None, jit=None):
 
 def value_and_grad(f, argnums=0, chunk=None, jit=None):
     """(f(*args), ∇f) for scalar-valued f; the gradient has the shape of args[argnums]."""
-    kernels, f = _path(f, jit, argnums, compiled=True)
+    kernels, f = _path(f, jit, argnums)
     if kernels:
         return kernels.value_and_grad(f, chunk)
 
@@ -246,7 +240,7 @@ def grad(f, argnums=0, chunk=None, jit=None):
 
     Given a numba dispatcher (or jit=True) it returns a compiled kernel.
     """
-    kernels, f = _path(f, jit, argnums, compiled=True)
+    kernels, f = _path(f, jit, argnums)
     if kernels:
         return kernels.grad(f, chunk)
     vg = value_and_grad(f, argnums=argnums, chunk=chunk)
@@ -296,7 +290,7 @@ def _scalar_input(f, x, what):
 
 def derivative(f, argnums=0, jit=None):
     """f'(x) for scalar x; the result has the shape of f(x)."""
-    kernels, f = _path(f, jit, argnums, compiled=True)
+    kernels, f = _path(f, jit, argnums)
     if kernels:
         return kernels.derivative(f)
 
@@ -314,7 +308,7 @@ def second_derivative(f, argnums=0, jit=None):
 
     Given a numba dispatcher (or jit=True) it returns a compiled kernel (scalar outputs).
     """
-    kernels, f = _path(f, jit, argnums, compiled=True)
+    kernels, f = _path(f, jit, argnums)
     if kernels:
         return kernels.second_derivative(f)
 
@@ -341,7 +335,7 @@ def hessian(f, argnums=0, chunk=None, jit=None):
     blocks use symmetric hyper-duals, which store half of the ε1ε2 block.
     """
     _check_chunk(chunk)
-    kernels, f = _path(f, jit, argnums, compiled=True)
+    kernels, f = _path(f, jit, argnums)
     if kernels:
         return kernels.hessian(f, chunk)
 
@@ -381,9 +375,12 @@ def hvp(f, chunk=None, jit=None):
     """Hessian-vector product: hvp(f)(x, v, *args) = ∇²f(x, *args) · v, shape x.shape.
 
     ε2 carries v and ε1 the identity (chunked), so the ε1ε2 part is H·v; no Hessian is formed.
+    Given a numba dispatcher (or jit=True) it returns a compiled kernel (scalar or 1-D x).
     """
     _check_chunk(chunk)
-    f = _path(f, jit, 0, compiled=False)[1]
+    kernels, f = _path(f, jit, 0)
+    if kernels:
+        return kernels.hvp(f, chunk)
 
     @functools.wraps(f)
     def hvp_fn(x, v, *args):

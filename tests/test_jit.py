@@ -128,12 +128,25 @@ def test_jit_option():
     np.testing.assert_allclose(python(X5), dualad.grad(rosen_loop)(X5), rtol=1e-14)
 
 
-def test_transforms_without_kernels_run_dispatchers_on_the_python_path():
+@pytest.mark.parametrize("chunk", [None, 2])
+def test_compiled_hvp(chunk):
     v = np.linspace(-1.0, 1.0, 5)
-    np.testing.assert_allclose(dualad.hvp(rosen_loop)(X5, v), dualad.hessian(rosen_loop_py)(X5) @ v,
-                               rtol=1e-13)
-    with pytest.raises(NotImplementedError, match="jit=False"):
-        dualad.hvp(rosen_loop, jit=True)
+    expected = dualad.hessian(rosen_loop_py)(X5) @ v
+    kernel = dualad.hvp(rosen_loop, chunk=chunk)
+    assert hasattr(kernel, "py_func")
+    np.testing.assert_allclose(kernel(X5, v), expected, rtol=1e-13)
+    np.testing.assert_allclose(dualad.hvp(rosen_vec, chunk=chunk)(X5, v), expected, rtol=1e-13)
+    with pytest.raises(ValueError, match="shapes"):
+        kernel(X5, v[:3])
+
+
+def test_compiled_kernels_of_a_scalar_input_return_scalars():
+    """Shapes follow JAX (and the Python path) for a scalar x too: grad is a scalar."""
+    for transform, args in ((dualad.grad, (0.5,)), (dualad.hvp, (0.5, 2.0))):
+        compiled, python = transform(_quartic)(*args), transform(_quartic, jit=False)(*args)
+        assert np.shape(compiled) == np.shape(python) == ()
+        assert compiled == pytest.approx(python, rel=1e-14)
+    assert dualad.hvp(_quartic)(0.5, 2.0) == pytest.approx(2.0 * (12 * 1.0 + 2.0), rel=1e-14)
 
 
 @numba.njit
@@ -167,11 +180,42 @@ def test_compiled_second_derivative():
     assert dualad.second_derivative(f, jit=False)(0.5) == pytest.approx(dualad.second_derivative(f)(0.5), rel=1e-15)
 
 
-def test_compiled_hessian_of_vectorised_code_explains_the_fix():
-    with pytest.raises(numba.core.errors.TypingError, match="jit=False"):
-        dualad.hessian(rosen_vec)(X5)
-    np.testing.assert_allclose(dualad.hessian(rosen_vec, jit=False)(X5), dualad.hessian(rosen_loop)(X5),
-                               rtol=1e-13)
+def test_compiled_hessian_of_vectorised_code():
+    """Arrays of hyper-duals: slices, ** and np.sum on whole arrays, two block widths."""
+    expected = dualad.hessian(rosen_loop_py)(X5)
+    np.testing.assert_allclose(dualad.hessian(rosen_vec)(X5), expected, rtol=1e-13)
+    np.testing.assert_allclose(dualad.hessian(rosen_vec, chunk=2)(X5), expected, rtol=1e-13)
+
+
+@numba.njit
+def _iterates(x):
+    total = 0.0
+    for xi in x:                 # a seeded input
+        total += xi ** 3
+    for xi in x[1::2]:           # a seeded slice
+        total += math.sin(xi) * x[0]
+    for yi in np.tanh(M2 @ x[:3]):  # a stored array of duals
+        total += yi * yi
+    return total
+
+
+def test_iteration_over_dual_arrays():
+    x = np.array([0.3, -0.4, 0.5, 0.8, -0.9])
+    np.testing.assert_allclose(dualad.grad(_iterates)(x), dualad.grad(_iterates, jit=False)(x), rtol=1e-14)
+    np.testing.assert_allclose(dualad.hessian(_iterates, chunk=2)(x), dualad.hessian(_iterates, jit=False)(x),
+                               rtol=1e-13, atol=1e-15)
+
+
+@numba.njit
+def _float_buffer(x):
+    y = np.zeros(len(x))
+    y[0] = x[0]
+    return y[0]
+
+
+def test_a_dual_stored_in_a_float_array_names_the_fix():
+    with pytest.raises(numba.core.errors.TypingError, match="(?s)float array cannot hold a dual.*zeros_like"):
+        dualad.grad(_float_buffer)(X5)
 
 
 def test_compiled_argnums_other_than_zero_is_refused():
@@ -260,6 +304,9 @@ def test_vectorised_dual_array_operations():
                                rtol=1e-14)
     np.testing.assert_allclose(dualad.grad(_vectorised, chunk=4)(x),
                                dualad.grad(_vectorised, jit=False)(x), rtol=1e-14)
+    # the same operations on arrays of hyper-duals
+    np.testing.assert_allclose(dualad.hessian(_vectorised, chunk=3)(x),
+                               dualad.hessian(_vectorised, jit=False)(x), rtol=1e-13, atol=1e-14)
 
 
 def test_compiled_jvp():

@@ -8,6 +8,7 @@ callable from Python and from other @njit code (Newton's method written entirely
     derivative(f)(x, *args)       x scalar               -> f'(x)        scalar or (m,)
     jvp(f)(x, v, *args)           x scalar or (n,)       -> (f(x), J·v)
     second_derivative(f)(x, *args) x scalar              -> f''(x)       scalar (HyperDual)
+    hvp(f)(x, v, *args)           x (n,), f scalar       -> H·v          (n,)   (HyperDual, ε2 = v)
     hessian(f)(x, *args)          x (n,), f scalar       -> H            (n, n) (HyperDual blocks)
     value_and_grad(f)(x, *args)   x (n,) or scalar        -> (f, ∇f)
     grad(f)(x, *args)                                     -> ∇f           like x
@@ -25,9 +26,9 @@ from numba.core.extending import overload
 from .. import transforms
 from ..twin import python_twin
 from . import overloads  # noqa: F401  (registers the dual overloads)
-from .overloads import as_dual_array
+from .overloads import DUAL_ARRAYS, DUALS, as_dual_array
 from .types import (DualArrayType, DualType, HyperDualType, SeedArrayType, make_dual, make_dual_array,
-                    make_hyper_seed_array, make_hyper_sym, make_seed_array, unit_tuple)
+                    make_hyper, make_hyper_seed_array, make_hyper_sym, make_seed_array, unit_tuple)
 
 DEFAULT_CHUNK = 8
 
@@ -46,8 +47,10 @@ def _compiled_only(name):
 seed = _compiled_only("seed")            # seed(x, lo, chunk): x as duals seeded on lo..lo+chunk
 out_value = _compiled_only("out_value")  # the primal of f's output
 out_partial = _compiled_only("out_partial")  # partial k of f's output: float or (m,) array
-store_block = _compiled_only("store_block")
-seed_direction = _compiled_only("seed_direction")  # x as duals with the one tangent v  # write a hyper-dual output's ε1ε2 block into H
+store_block = _compiled_only("store_block")  # write a hyper-dual output's ε1ε2 block into H
+seed_direction = _compiled_only("seed_direction")  # x as duals with the one tangent v
+seed_hvp = _compiled_only("seed_hvp")  # x as hyper-duals: ε1 = unit chunk, ε2 = v
+out_eps12 = _compiled_only("out_eps12")  # entry k of a scalar hyper-dual output's ε1ε2 block
 
 
 @overload(seed)
@@ -61,7 +64,7 @@ def _seed(x, lo, chunk):
         return lambda x, lo, chunk: make_seed_array(x, lo, 1, width)
     if isinstance(x, types.Array) and x.ndim == 1 and isinstance(x.dtype, types.Integer):
         raise TypingError("integer arrays are not differentiable: pass x.astype(np.float64)")
-    if isinstance(x, (DualType, DualArrayType, SeedArrayType, HyperDualType)):
+    if isinstance(x, DUALS):
         raise TypingError("a compiled transform of a compiled transform (nested duals) is not "
                           "supported: pass jit=False to the outer transform")
     raise TypingError(f"compiled transforms differentiate a float or a 1-D float64 array, "
@@ -76,16 +79,61 @@ def _seed_direction(x, v):
         def array(x, v):
             if v.shape != x.shape:
                 raise ValueError("jvp: the tangent's shape differs from the primal's")
-            return make_dual_array(x, np.ascontiguousarray(v).astype(np.float64).reshape((x.size, 1)), 1)
+            tangent = np.ascontiguousarray(v).astype(np.float64).reshape((x.size, 1))
+            return make_dual_array(x, tangent, make_dual(0.0, (0.0,)))
         return array
     raise TypingError(f"compiled jvp takes a float or a 1-D float64 array, not {x}")
+
+
+@overload(seed_hvp)
+def _seed_hvp(x, v, lo, chunk):
+    if not isinstance(chunk, types.IntegerLiteral):
+        return None
+    width = chunk.literal_value
+    if isinstance(x, (types.Float, types.Integer)):
+        return lambda x, v, lo, chunk: make_hyper(float(x), (1.0,), (float(v),), (0.0,))
+    if isinstance(x, types.Array) and x.ndim == 1 and x.dtype == types.float64:
+        def array(x, v, lo, chunk):
+            like = make_hyper(0.0, unit_tuple(-1, width), (0.0,), unit_tuple(-1, width))
+            # components per element: ε1 (width) | ε2 = v_i (1) | ε1ε2 (width × 1)
+            m = x.size
+            components = np.zeros((m, 2 * width + 1))
+            for i in range(lo, min(lo + width, m)):
+                components[i, i - lo] = 1.0
+            components[:, width] = v
+            return make_dual_array(x, components, like)
+        return array
+    raise TypingError(f"compiled hvp takes a float or a 1-D float64 array, not {x}")
+
+
+def shaped_like_input(result, x):
+    """result (..., n) as JAX shapes it: the trailing input axis dropped when x is a scalar."""
+    raise TypeError("shaped_like_input runs inside compiled kernels only")
+
+
+@overload(shaped_like_input)
+def _shaped_like_input(result, x):
+    if isinstance(x, types.Array):
+        return lambda result, x: result
+    if result.ndim == 1:
+        return lambda result, x: result[0]
+    return lambda result, x: result[:, 0].copy()
+
+
+@overload(out_eps12)
+def _out_eps12(out, k):
+    if isinstance(out, HyperDualType):
+        return lambda out, k: out.eps12[k]
+    if isinstance(out, (types.Float, types.Integer)):
+        return lambda out, k: 0.0  # f does not depend on x
+    raise TypingError(f"hvp needs the function to return a scalar, not {out}")
 
 
 @overload(out_value)
 def _out_value(out):
     if isinstance(out, DualType):
         return lambda out: out.value
-    if isinstance(out, (DualArrayType, SeedArrayType)):
+    if isinstance(out, DUAL_ARRAYS):
         return lambda out: out.values.copy()
     if isinstance(out, (types.Float, types.Integer)):
         return lambda out: float(out)
@@ -99,8 +147,8 @@ def _out_value(out):
 def _out_partial(out, k):
     if isinstance(out, DualType):
         return lambda out, k: out.partials[k]
-    if isinstance(out, (DualArrayType, SeedArrayType)):
-        return lambda out, k: as_dual_array(out).partials[:, k].copy()
+    if isinstance(out, (DualArrayType, SeedArrayType)) and isinstance(out.element, DualType):
+        return lambda out, k: as_dual_array(out).components[:, k].copy()
     if isinstance(out, (types.Float, types.Integer)):
         return lambda out, k: 0.0
     if isinstance(out, types.Array):
@@ -215,6 +263,25 @@ def hessian(f, chunk=None):
     return _compile(kernel, f, transforms.hessian(f, chunk=chunk, jit=False))
 
 
+def hvp(f, chunk=None):
+    """Kernel (x, v, *args) -> H(x)·v: ε1 seeds a chunk of unit directions, ε2 carries v, so
+    the ε1ε2 block is a chunk of H·v (ceil(n / chunk) passes; H is never formed)."""
+    chunk = _check_chunk(chunk)
+
+    def kernel(x, v, *args):
+        if np.shape(v) != np.shape(x):
+            raise ValueError("hvp: v and x have different shapes")
+        n = np.size(x)
+        product = np.zeros(n)
+        for lo in range(0, n, chunk):
+            out = f(seed_hvp(x, v, lo, chunk), *args)
+            for j in range(min(chunk, n - lo)):
+                product[lo + j] = out_eps12(out, j)
+        return shaped_like_input(product, x)
+
+    return _compile(kernel, f, transforms.hvp(f, chunk=chunk, jit=False))
+
+
 def value_and_grad(f, chunk=None):
     chunk = _check_chunk(chunk)
 
@@ -227,7 +294,7 @@ def value_and_grad(f, chunk=None):
             value = out_value(out)
             for j in range(min(chunk, n - lo)):
                 grad[lo + j] = out_partial(out, j)
-        return value, grad
+        return value, shaped_like_input(grad, x)
 
     return _compile(kernel, f, transforms.value_and_grad(f, chunk=chunk, jit=False))
 
@@ -253,6 +320,6 @@ def jacfwd(f, chunk=None):
                 out = f(seed(x, lo, chunk), *args)
             for j in range(min(chunk, n - lo)):
                 jac[..., lo + j] = out_partial(out, j)
-        return jac
+        return shaped_like_input(jac, x)
 
     return _compile(kernel, f, transforms.jacfwd(f, chunk=chunk, jit=False))

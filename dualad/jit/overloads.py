@@ -20,14 +20,15 @@ from numba.core.extending import overload, overload_attribute, register_jitable
 
 from .. import rules
 from ..rules import MATH_NAMES, RULES
-from .types import (NUMBER, DualArrayType, DualType, HyperDualType, HyperSeedArrayType,
-                    SeedArrayType, load_row, make_dual, make_dual_array, make_hyper,
-                    make_hyper_seed_array, make_hyper_sym, make_seed_array, tuple_axpy,
-                    tuple_outer_axpy, tuple_scale, unit_tuple)
+from .types import (ARRAYS, NUMBER, DualArrayType, DualType, HyperDualType, HyperSeedArrayType,
+                    SeedArrayType, element_of, load_element, make_dual, make_dual_array,
+                    make_hyper, make_hyper_seed_array, make_hyper_sym, make_seed_array,
+                    store_element, tuple_axpy, tuple_outer_axpy, tuple_scale, unit_tuple,
+                    zero_element)
 
-DUAL_ARRAYS = (DualArrayType, SeedArrayType)
-DUALS = (DualType,) + DUAL_ARRAYS
+DUAL_ARRAYS = ARRAYS  # arrays of Dual or HyperDual elements, stored or seeded
 SCALARS = (DualType, HyperDualType)
+DUALS = SCALARS + DUAL_ARRAYS
 
 # ---- helpers the rules call, given their scalar meaning ---------------------------------------
 
@@ -219,11 +220,17 @@ _length = register_jitable(lambda a: len(a))
 _no_length = register_jitable(lambda a: -1)
 
 
-@register_jitable
-def _store(values, partials, i, y):
-    values[i] = y.value
-    for k in range(partials.shape[1]):
-        partials[i, k] = y.partials[k]
+def new_array(like, m):
+    """An uninitialised array of m duals of like's element type."""
+    raise TypeError("new_array runs inside compiled code only")
+
+
+@overload(new_array)
+def _new_array(like, m):
+    if isinstance(like, DUALS):
+        width = DualArrayType(element_of(like)).width
+        return lambda like, m: make_dual_array(np.empty(m), np.empty((m, width)), like)
+    return None
 
 
 def _is_operand(t):
@@ -231,19 +238,28 @@ def _is_operand(t):
             (isinstance(t, types.Array) and t.ndim == 1 and isinstance(t.dtype, NUMBER)))
 
 
+def _one_element_type(arg_types, what):
+    """The dual element type shared by the dual operands (a TypingError if they differ)."""
+    elements = {element_of(t) for t in arg_types if isinstance(t, DUALS)}
+    if len(elements) != 1:
+        raise TypingError(f"{what}: duals of different kinds meet ({sorted(map(str, elements))}); "
+                          "a compiled transform seeds one kind per pass")
+    return elements.pop()
+
+
 def _elementwise(entry, arity):
     """Overload `entry` for arrays of duals: call it on every element (1-D, equal lengths or
     scalars broadcast)."""
+    name = getattr(entry, "__name__", entry)
+
     def choose(*arg_types):
         if not any(isinstance(t, DUAL_ARRAYS) for t in arg_types):
             return None
         if not all(_is_operand(t) for t in arg_types):
-            raise TypingError(f"{getattr(entry, '__name__', entry)}: arrays of duals combine "
+            raise TypingError(f"{name}: arrays of duals combine "
                               f"with 1-D float arrays, duals and numbers; got {arg_types}")
-        ns = {t.n for t in arg_types if isinstance(t, DUALS)}
-        if len(ns) != 1:
-            raise TypingError("arrays of duals with different numbers of partials meet")
-        n = ns.pop()
+        _one_element_type(arg_types, name)
+        like = arg_types.index(next(t for t in arg_types if isinstance(t, DUALS)))
         get = [_element if isinstance(t, (types.Array,) + DUAL_ARRAYS) else _whole for t in arg_types]
         size = [_length if isinstance(t, (types.Array,) + DUAL_ARRAYS) else _no_length for t in arg_types]
         if arity == 1:
@@ -251,27 +267,32 @@ def _elementwise(entry, arity):
 
             def unary(a):
                 m = len(a)
-                values, partials = np.empty(m), np.empty((m, n))
+                out = new_array(a, m)
                 for i in range(m):
-                    _store(values, partials, i, entry(get_a(a, i)))
-                return make_dual_array(values, partials, n)
+                    store_element(out, i, entry(get_a(a, i)))
+                return out
             return unary
         (get_a, get_b), (size_a, size_b) = get, size
+        pick_like = _first if like == 0 else _second
 
         def binary(a, b):
             la, lb = size_a(a), size_b(b)
             if la != -1 and lb != -1 and la != lb:
                 raise ValueError("operands could not be broadcast together (different lengths)")
             m = max(la, lb)
-            values, partials = np.empty(m), np.empty((m, n))
+            out = new_array(pick_like(a, b), m)
             for i in range(m):
-                _store(values, partials, i, entry(get_a(a, i), get_b(b, i)))
-            return make_dual_array(values, partials, n)
+                store_element(out, i, entry(get_a(a, i), get_b(b, i)))
+            return out
         return binary
 
     if arity == 1:
         return lambda a: choose(a)
     return lambda a, b: choose(a, b)
+
+
+_first = register_jitable(lambda a, b: a)
+_second = register_jitable(lambda a, b: b)
 
 
 # ---- registration: one loop over the table -----------------------------------------------------------
@@ -333,8 +354,8 @@ def _array_comparison(op):
     def choose(a, b):
         if not (isinstance(a, DUAL_ARRAYS) or isinstance(b, DUAL_ARRAYS)):
             return None
-        va = _values if isinstance(a, DUAL_ARRAYS) else (_primal if isinstance(a, DualType) else _itself)
-        vb = _values if isinstance(b, DUAL_ARRAYS) else (_primal if isinstance(b, DualType) else _itself)
+        va = _values if isinstance(a, DUAL_ARRAYS) else (_primal if isinstance(a, SCALARS) else _itself)
+        vb = _values if isinstance(b, DUAL_ARRAYS) else (_primal if isinstance(b, SCALARS) else _itself)
         return lambda a, b: op(va(a), vb(b))
     return choose
 
@@ -356,12 +377,12 @@ def _float_of_dual(x):
 # ---- arrays of duals: structure -----------------------------------------------------------------------
 @overload(len)
 def _len(a):
-    if isinstance(a, DUAL_ARRAYS + (HyperSeedArrayType,)):
+    if isinstance(a, DUAL_ARRAYS):
         return lambda a: len(a.values)
     return None
 
 
-for _array_type in DUAL_ARRAYS + (HyperSeedArrayType,):
+for _array_type in DUAL_ARRAYS:
     overload_attribute(_array_type, "shape")(lambda a: lambda a: a.values.shape)
     overload_attribute(_array_type, "size")(lambda a: lambda a: a.values.size)
     overload_attribute(_array_type, "ndim")(lambda a: lambda a: 1)
@@ -387,7 +408,7 @@ _checked = _wrap_and_check if numba.core.config.BOUNDSCHECK else _wrap
 
 
 def as_dual_array(a):
-    """An array of duals with its partials stored (a seed array materialised)."""
+    """An array of duals with its components stored (a seed array materialised)."""
     raise TypeError("as_dual_array runs inside compiled code only")
 
 
@@ -395,17 +416,12 @@ def as_dual_array(a):
 def _as_dual_array(a):
     if isinstance(a, DualArrayType):
         return lambda a: a
-    if isinstance(a, SeedArrayType):
-        n = a.n
-
+    if isinstance(a, DUAL_ARRAYS):
         def materialise(a):
-            m = len(a.values)
-            partials = np.zeros((m, n))
-            for i in range(m):
-                slot = i * a.stride - a.first
-                if 0 <= slot < n:
-                    partials[i, slot] = 1.0
-            return make_dual_array(a.values, partials, n)
+            out = new_array(a, len(a))
+            for i in range(len(a)):
+                store_element(out, i, a[i])
+            return out
         return materialise
     return None
 
@@ -441,62 +457,57 @@ def _hyper_getitem(a, index):
 
 @overload(operator.getitem)
 def _getitem(a, index):
-    if not isinstance(a, DUAL_ARRAYS):
+    if isinstance(a, SeedArrayType):
+        n = a.n
+        if isinstance(index, types.Integer):
+            def seeded_element(a, index):
+                i = _checked(index, len(a.values))
+                return make_dual(a.values[i], unit_tuple(i * a.stride - a.first, n))
+            return seeded_element
+        if isinstance(index, types.SliceType):
+            def seeded_slice(a, index):
+                start, stop, step = index.indices(len(a.values))
+                return make_seed_array(a.values[index], a.first - start * a.stride, a.stride * step, n)
+            return seeded_slice
+    elif isinstance(a, DualArrayType):
+        if isinstance(index, types.Integer):
+            return lambda a, index: load_element(a, _checked(index, len(a.values)))
+        if isinstance(index, types.SliceType):
+            return lambda a, index: make_dual_array(a.values[index], a.components[index], a)
+    else:
         return None
-    n = a.n
-    if isinstance(a, SeedArrayType) and isinstance(index, types.Integer):
-        def seeded_element(a, index):
-            i = _checked(index, len(a.values))
-            return make_dual(a.values[i], unit_tuple(i * a.stride - a.first, n))
-        return seeded_element
-    if isinstance(a, SeedArrayType) and isinstance(index, types.SliceType):
-        def seeded_slice(a, index):
-            start, stop, step = index.indices(len(a.values))
-            return make_seed_array(a.values[index], a.first - start * a.stride, a.stride * step, n)
-        return seeded_slice
-    if isinstance(index, types.Integer):
-        def element(a, index):
-            i = _checked(index, len(a.values))
-            return make_dual(a.values[i], load_row(a.partials, i, n))
-        return element
-    if isinstance(index, types.SliceType):
-        return lambda a, index: make_dual_array(a.values[index], a.partials[index], n)
     raise TypingError(f"arrays of duals take an integer or a slice as index, not {index}")
 
 
 @overload(operator.setitem)
 def _setitem(a, index, item):
-    if isinstance(a, SeedArrayType):
+    if isinstance(a, (SeedArrayType, HyperSeedArrayType)):
         raise TypingError("the differentiated input is read-only inside a compiled transform; "
                           "copy it first (y = np.zeros_like(x); y[i] = x[i] ...)")
+    if isinstance(a, types.Array) and isinstance(item, SCALARS):
+        raise TypingError(f"a float array cannot hold a dual ({item}): make the buffer with "
+                          "np.zeros_like(x) or np.empty_like(x) of a dual array x, so it holds duals")
     if not isinstance(a, DualArrayType):
         return None
     if not isinstance(index, types.Integer):
         raise TypingError(f"assignment into an array of duals takes an integer index, not {index}")
-    n = a.n
-    if isinstance(item, DualType):
-        if item.n != n:
-            raise TypingError(f"cannot store a dual with {item.n} partials in an array of duals with {n}")
-
-        def store_dual(a, index, item):
-            a.values[index] = item.value
-            for k in range(n):
-                a.partials[index, k] = item.partials[k]
-        return store_dual
+    if item == a.element:
+        return lambda a, index, item: store_element(a, _checked(index, len(a.values)), item)
     if isinstance(item, NUMBER):
         def store_number(a, index, item):
-            a.values[index] = item
-            a.partials[index, :] = 0.0
+            i = _checked(index, len(a.values))
+            a.values[i] = item
+            a.components[i, :] = 0.0
         return store_number
-    raise TypingError(f"cannot store {item} in an array of duals")
+    raise TypingError(f"cannot store {item} in an array of duals of {a.element}")
 
 
 def _like(fill):
     def choose(a, dtype=None):
         if isinstance(a, DUAL_ARRAYS):
-            n = a.n
+            width = DualArrayType(a.element).width
             return lambda a, dtype=None: make_dual_array(np.full(len(a.values), fill),
-                                                         np.zeros((len(a.values), n)), n)
+                                                         np.zeros((len(a.values), width)), a)
         return None
     return choose
 
@@ -506,32 +517,21 @@ overload(np.empty_like)(_like(0.0))
 overload(np.ones_like)(_like(1.0))
 
 
-@overload(np.sum)
-def _sum(a):
-    if isinstance(a, DUAL_ARRAYS):
-        n = a.n
+def _reduction(start, op):
+    def choose(a):
+        if isinstance(a, DUAL_ARRAYS):
+            def impl(a):
+                total = zero_element(a) + start
+                for i in range(len(a.values)):
+                    total = op(total, a[i])
+                return total
+            return impl
+        return None
+    return choose
 
-        def impl(a):
-            total = make_dual(0.0, unit_tuple(-1, n))
-            for i in range(len(a.values)):
-                total = total + a[i]
-            return total
-        return impl
-    return None
 
-
-@overload(np.prod)
-def _prod(a):
-    if isinstance(a, DUAL_ARRAYS):
-        n = a.n
-
-        def impl(a):
-            total = make_dual(1.0, unit_tuple(-1, n))
-            for i in range(len(a.values)):
-                total = total * a[i]
-            return total
-        return impl
-    return None
+overload(np.sum)(_reduction(0.0, operator.add))
+overload(np.prod)(_reduction(1.0, operator.mul))
 
 
 _element_or_whole = {True: _element, False: _whole}
@@ -540,42 +540,36 @@ _element_or_whole = {True: _element, False: _whole}
 @overload(np.where)
 def _where(condition, x, y):
     """Elementwise choice: the derivative of the branch taken (JAX's convention)."""
-    if not any(isinstance(t, DUAL_ARRAYS + (DualType,)) for t in (x, y)):
+    if not any(isinstance(t, DUALS) for t in (x, y)):
         return None
     if not (isinstance(condition, types.Array) and isinstance(condition.dtype, types.Boolean)):
         raise TypingError("np.where on duals takes a boolean array as condition")
-    ns = {t.n for t in (x, y) if isinstance(t, DUAL_ARRAYS + (DualType,))}
-    if len(ns) != 1:
-        raise TypingError("np.where: duals with different numbers of partials")
-    n = ns.pop()
+    _one_element_type((x, y), "np.where")
+    pick_like = _first if isinstance(x, DUALS) else _second
     get_x = _element_or_whole[isinstance(x, (types.Array,) + DUAL_ARRAYS)]
     get_y = _element_or_whole[isinstance(y, (types.Array,) + DUAL_ARRAYS)]
 
     def impl(condition, x, y):
         m = len(condition)
-        values, partials = np.empty(m), np.empty((m, n))
+        like = pick_like(x, y)
+        out = new_array(like, m)
+        zero = zero_element(like)
         for i in range(m):
             # the untaken branch is not evaluated: a plain number becomes a dual with zero partials
-            chosen = make_dual(0.0, unit_tuple(-1, n)) + (get_x(x, i) if condition[i] else get_y(y, i))
-            _store(values, partials, i, chosen)
-        return make_dual_array(values, partials, n)
+            store_element(out, i, zero + (get_x(x, i) if condition[i] else get_y(y, i)))
+        return out
     return impl
 
 
 @overload(np.roll)
 def _roll(a, shift):
     if isinstance(a, DUAL_ARRAYS):
-        n = a.n
-
         def impl(a, shift):
-            stored = as_dual_array(a)
-            m = len(stored.values)
-            values, partials = np.empty(m), np.empty((m, n))
+            m = len(a)
+            out = new_array(a, m)
             for i in range(m):
-                source = (i - shift) % m
-                values[i] = stored.values[source]
-                partials[i, :] = stored.partials[source, :]
-            return make_dual_array(values, partials, n)
+                store_element(out, i, a[(i - shift) % m])
+            return out
         return impl
     return None
 
@@ -584,32 +578,26 @@ def _roll(a, shift):
 @overload(operator.matmul)
 def _dot(a, b):
     if isinstance(a, types.Array) and a.ndim == 2 and isinstance(b, DUAL_ARRAYS):
-        n = b.n
-
         def matvec(a, b):
-            b = as_dual_array(b)  # a seed array gets its partials stored
             # Loops, not a @ b: numba's @ on float matrices needs scipy's BLAS, and the
             # runtime dependencies are numpy and numba only.
             rows, cols = a.shape
-            if cols != len(b.values):
+            if cols != len(b):
                 raise ValueError("matmul: shapes not aligned")
-            values, partials = np.zeros(rows), np.zeros((rows, n))
+            out = new_array(b, rows)
             for i in range(rows):
-                total = 0.0
+                total = zero_element(b)
                 for j in range(cols):
-                    w = a[i, j]
-                    total += w * b.values[j]
-                    for k in range(n):
-                        partials[i, k] += w * b.partials[j, k]
-                values[i] = total
-            return make_dual_array(values, partials, n)
+                    total = total + a[i, j] * b[j]
+                store_element(out, i, total)
+            return out
         return matvec
     if isinstance(a, DUAL_ARRAYS) and isinstance(b, DUAL_ARRAYS + (types.Array,)):
         def inner(a, b):
             if len(a) != len(b):
                 raise ValueError("dot: shapes not aligned")
-            total = a[0] * b[0]
-            for i in range(1, len(a)):
+            total = zero_element(a)
+            for i in range(len(a)):
                 total = total + a[i] * b[i]
             return total
         return inner

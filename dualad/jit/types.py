@@ -1,28 +1,35 @@
 """numba types for dual numbers: the only hand-written low-level code of the compiled path.
 
     DualType(n)          struct {value: float64, partials: UniTuple(float64, n)}
-    DualArrayType(n)     struct {values: float64[:], partials: float64[:, :]}   (rows = elements)
+    DualArrayType(e)     struct {values: float64[:], components: float64[:, :]}: an array of
+                         scalar duals of type e (Dual or HyperDual); row i holds element i's
+                         tuples side by side
     SeedArrayType(n)     struct {values: float64[:], first: intp, stride: intp}
                          a differentiated input (or a slice of one): element i has partial 1
                          in slot i·stride − first, 0 elsewhere, made in registers on indexing
                          (no n × chunk seed matrix is stored)
+    HyperDualType(n1, n2, symmetric)   value, eps1, eps2 (not stored when symmetric), eps12
+    HyperSeedArrayType(e)  a differentiated input of a compiled Hessian, seeded like SeedArray
 
 A scalar dual lives in registers: its partials are a fixed-length tuple, and the tuple
 arithmetic below is emitted element by element at the LLVM level, so no operation on a dual
-allocates. An array of duals is two float arrays, and indexing it yields a scalar dual.
-Everything else (operators, math/np functions, array operations) is generated in
+allocates. An array of duals is two float arrays, and indexing it yields a scalar dual;
+`load_element`/`store_element` read and write one element in place for any element type,
+so every array operation is written once for duals and hyper-duals. Everything else (operators, math/np functions, array operations) is generated in
 ``overloads.py`` from the rule table.
 """
 
 from numba.core import cgutils, types
 from numba.core.errors import TypingError
-from numba.core.extending import (intrinsic, lower_cast, make_attribute_wrapper, models,
-                                  register_model)
+from numba.core.extending import (intrinsic, lower_builtin, lower_cast, make_attribute_wrapper,
+                                  models, register_model)
+from numba.core.imputils import RefType, impl_ret_new_ref, iternext_impl
 
 __all__ = ["DualType", "DualArrayType", "make_dual", "make_dual_array", "tuple_scale",
-           "tuple_axpy", "load_row", "SeedArrayType", "make_seed_array", "unit_tuple", "NUMBER",
+           "tuple_axpy", "SeedArrayType", "make_seed_array", "unit_tuple", "NUMBER",
            "HyperDualType", "make_hyper", "make_hyper_sym", "tuple_outer_axpy", "packed_size",
-           "HyperSeedArrayType", "make_hyper_seed_array"]
+           "HyperSeedArrayType", "make_hyper_seed_array", "ARRAYS", "tuple_fields", "element_of",
+           "load_element", "store_element", "zero_element"]
 
 NUMBER = (types.Float, types.Integer, types.Boolean)
 
@@ -42,23 +49,34 @@ class DualType(types.Type):
         return None
 
 
-class DualArrayType(types.Type):
-    """A 1-D array of duals with n partials each: values (m,) and partials (m, n)."""
+class DualArrayType(types.IterableType):
+    """A 1-D array of duals of one element type (Dual or HyperDual): values (m,) and
+    components (m, w), the element's tuples side by side (see `tuple_fields`)."""
 
-    def __init__(self, n):
-        self.n = n
+    def __init__(self, element):
+        self.element = element
+        self.width = sum(length for _, length in tuple_fields(element))
         self.values_type = types.Array(types.float64, 1, "A")
-        self.partials_type = types.Array(types.float64, 2, "A")
-        super().__init__(name=f"DualArray({n})")
+        self.components_type = types.Array(types.float64, 2, "A")
+        super().__init__(name=f"DualArray({element})")
+
+    @property
+    def iterator_type(self):
+        return DualArrayIteratorType(self)
 
 
-class SeedArrayType(types.Type):
+class SeedArrayType(types.IterableType):
     """The input of a compiled transform: values with implicit unit partials."""
 
     def __init__(self, n):
         self.n = n
+        self.element = DualType(n)
         self.values_type = types.Array(types.float64, 1, "A")
         super().__init__(name=f"SeedArray({n})")
+
+    @property
+    def iterator_type(self):
+        return DualArrayIteratorType(self)
 
 
 @register_model(SeedArrayType)
@@ -83,13 +101,13 @@ class DualModel(models.StructModel):
 class DualArrayModel(models.StructModel):
     def __init__(self, dmm, fe_type):
         super().__init__(dmm, fe_type, [("values", fe_type.values_type),
-                                        ("partials", fe_type.partials_type)])
+                                        ("components", fe_type.components_type)])
 
 
 make_attribute_wrapper(DualType, "value", "value")
 make_attribute_wrapper(DualType, "partials", "partials")
 make_attribute_wrapper(DualArrayType, "values", "values")
-make_attribute_wrapper(DualArrayType, "partials", "partials")
+make_attribute_wrapper(DualArrayType, "components", "components")
 
 
 @intrinsic
@@ -109,18 +127,17 @@ def make_dual(typingctx, value, partials):
 
 
 @intrinsic
-def make_dual_array(typingctx, values, partials, n):
-    """DualArray from values (m,) and partials (m, n); n is a compile-time constant."""
-    if not isinstance(n, types.IntegerLiteral):
-        raise TypingError("make_dual_array needs the number of partials as a constant")
-    array = DualArrayType(n.literal_value)
-    sig = array(array.values_type, array.partials_type, n)
+def make_dual_array(typingctx, values, components, like):
+    """DualArray from values (m,) and components (m, w), of the element type of `like` (a
+    dual scalar or array: only its type is used)."""
+    array = DualArrayType(element_of(like))
+    sig = array(array.values_type, array.components_type, like)
 
     def codegen(context, builder, signature, args):
         out = cgutils.create_struct_proxy(array)(context, builder)
-        out.values, out.partials = args[0], args[1]
+        out.values, out.components = args[0], args[1]
         context.nrt.incref(builder, array.values_type, args[0])
-        context.nrt.incref(builder, array.partials_type, args[1])
+        context.nrt.incref(builder, array.components_type, args[1])
         return out._getvalue()
 
     return sig, codegen
@@ -203,28 +220,6 @@ def _number_to_dual(context, builder, fromty, toty, val):
     out.value = context.cast(builder, val, fromty, types.float64)
     out.partials = cgutils.get_null_value(context.get_value_type(toty.partials_type))
     return out._getvalue()
-
-
-@intrinsic
-def load_row(typingctx, matrix, row, n):
-    """Row `row` of a 2-D float64 array as a UniTuple of n floats, read in place (no view)."""
-    if not isinstance(n, types.IntegerLiteral):
-        raise TypingError("load_row needs the row length as a constant")
-    count = n.literal_value
-    tuple_type = types.UniTuple(types.float64, count)
-    sig = tuple_type(matrix, row, n)
-
-    def codegen(context, builder, signature, args):
-        array = context.make_array(signature.args[0])(context, builder, value=args[0])
-        row_index = context.cast(builder, args[1], signature.args[1], types.intp)
-        out = cgutils.get_null_value(context.get_value_type(tuple_type))
-        for k in range(count):
-            ptr = cgutils.get_item_pointer(context, builder, signature.args[0], array,
-                                           [row_index, context.get_constant(types.intp, k)])
-            out = builder.insert_value(out, builder.load(ptr), k)
-        return out
-
-    return sig, codegen
 
 
 # ---- hyper-duals ------------------------------------------------------------------------------
@@ -341,7 +336,7 @@ def _number_to_hyper(context, builder, fromty, toty, val):
     return out._getvalue()
 
 
-class HyperSeedArrayType(types.Type):
+class HyperSeedArrayType(types.IterableType):
     """The input of a compiled Hessian: element i has ε1 seed slot i·stride − first1 and
     ε2 seed slot i·stride − first2 (one slot for a symmetric element type)."""
 
@@ -349,6 +344,10 @@ class HyperSeedArrayType(types.Type):
         self.element = element
         self.values_type = types.Array(types.float64, 1, "A")
         super().__init__(name=f"HyperSeedArray({element})")
+
+    @property
+    def iterator_type(self):
+        return DualArrayIteratorType(self)
 
 
 @register_model(HyperSeedArrayType)
@@ -380,3 +379,140 @@ def make_hyper_seed_array(typingctx, values, first1, first2, stride, n1, n2):
         return out._getvalue()
 
     return sig, codegen
+
+
+# ---- the element of an array of duals, read and written in place ---------------------------------
+ARRAYS = (DualArrayType, SeedArrayType, HyperSeedArrayType)
+
+
+def tuple_fields(element):
+    """(member, length) of each tuple of a scalar dual type, in storage order."""
+    if isinstance(element, DualType):
+        return [("partials", element.n)]
+    fields = [("eps1", element.n1)]
+    if not element.symmetric:
+        fields.append(("eps2_stored", element.n2))
+    return fields + [("eps12", element.eps12_size)]
+
+
+def element_of(t):
+    """The scalar dual type of a dual scalar or array type."""
+    if isinstance(t, ARRAYS):
+        return t.element
+    if isinstance(t, (DualType, HyperDualType)):
+        return t
+    raise TypingError(f"{t} is not a dual number or an array of them")
+
+
+def _component_pointers(context, builder, array_type, array_value, index):
+    """(pointer to values[index], [pointer to components[index, c] for each column c])."""
+    array = cgutils.create_struct_proxy(array_type)(context, builder, value=array_value)
+    values = context.make_array(array_type.values_type)(context, builder, value=array.values)
+    components = context.make_array(array_type.components_type)(context, builder, value=array.components)
+    value_ptr = cgutils.get_item_pointer(context, builder, array_type.values_type, values, [index])
+    column_ptrs = [cgutils.get_item_pointer(context, builder, array_type.components_type, components,
+                                            [index, context.get_constant(types.intp, c)])
+                   for c in range(array_type.width)]
+    return value_ptr, column_ptrs
+
+
+@intrinsic
+def load_element(typingctx, array, index):
+    """array[index] as a scalar dual, read in place (index already wrapped)."""
+    if not isinstance(array, DualArrayType):
+        raise TypingError(f"load_element reads a DualArray, not {array}")
+    sig = array.element(array, types.intp)
+
+    def codegen(context, builder, signature, args):
+        value_ptr, column_ptrs = _component_pointers(context, builder, array, args[0], args[1])
+        out = cgutils.create_struct_proxy(array.element)(context, builder)
+        out.value = builder.load(value_ptr)
+        column = 0
+        for name, length in tuple_fields(array.element):
+            tup = cgutils.get_null_value(context.get_value_type(types.UniTuple(types.float64, length)))
+            for k in range(length):
+                tup = builder.insert_value(tup, builder.load(column_ptrs[column]), k)
+                column += 1
+            setattr(out, name, tup)
+        return out._getvalue()
+
+    return sig, codegen
+
+
+@intrinsic
+def store_element(typingctx, array, index, item):
+    """array[index] = item for a scalar dual of the array's element type."""
+    if not isinstance(array, DualArrayType) or item != array.element:
+        raise TypingError(f"cannot store {item} in {array}")
+    sig = types.void(array, types.intp, item)
+
+    def codegen(context, builder, signature, args):
+        value_ptr, column_ptrs = _component_pointers(context, builder, array, args[0], args[1])
+        element = cgutils.create_struct_proxy(array.element)(context, builder, value=args[2])
+        builder.store(element.value, value_ptr)
+        column = 0
+        for name, length in tuple_fields(array.element):
+            tup = getattr(element, name)
+            for k in range(length):
+                builder.store(builder.extract_value(tup, k), column_ptrs[column])
+                column += 1
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def zero_element(typingctx, like):
+    """The dual 0 (value and every component 0) of the element type of `like`."""
+    element = element_of(like)
+    sig = element(like)
+
+    def codegen(context, builder, signature, args):
+        return cgutils.get_null_value(context.get_value_type(element))
+
+    return sig, codegen
+
+
+# ---- iteration: `for xi in x` yields x[0], x[1], ... -------------------------------------------
+class DualArrayIteratorType(types.SimpleIteratorType):
+    def __init__(self, array_type):
+        self.array_type = array_type
+        super().__init__(f"iter({array_type})", array_type.element)
+
+
+@register_model(DualArrayIteratorType)
+class DualArrayIteratorModel(models.StructModel):
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, [("index", types.EphemeralPointer(types.intp)),
+                                        ("array", fe_type.array_type)])
+
+
+@lower_builtin("getiter", DualArrayType)
+@lower_builtin("getiter", SeedArrayType)
+@lower_builtin("getiter", HyperSeedArrayType)
+def _getiter(context, builder, sig, args):
+    iterator = context.make_helper(builder, sig.return_type)
+    iterator.index = cgutils.alloca_once_value(builder, context.get_constant(types.intp, 0))
+    iterator.array = args[0]
+    context.nrt.incref(builder, sig.args[0], args[0])
+    return impl_ret_new_ref(context, builder, sig.return_type, iterator._getvalue())
+
+
+@lower_builtin("iternext", DualArrayIteratorType)
+@iternext_impl(RefType.BORROWED)
+def _iternext(context, builder, sig, args, result):
+    iterator_type = sig.args[0]
+    array_type = iterator_type.array_type
+    iterator = context.make_helper(builder, iterator_type, value=args[0])
+    index = builder.load(iterator.index)
+    length = context.compile_internal(builder, lambda a: len(a.values),
+                                      types.intp(array_type), [iterator.array])
+    is_valid = builder.icmp_signed("<", index, length)
+    result.set_valid(is_valid)
+    with builder.if_then(is_valid):
+        # getitem of the array type (overloads.py) builds the element, seeded or stored
+        item = context.compile_internal(builder, lambda a, i: a[i],
+                                        iterator_type.yield_type(array_type, types.intp),
+                                        [iterator.array, index])
+        result.yield_(item)
+        builder.store(builder.add(index, context.get_constant(types.intp, 1)), iterator.index)
