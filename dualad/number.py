@@ -134,6 +134,16 @@ class ForwardNumber:
         """Evaluate a multilinear or linear-algebra function given its Dual implementation."""
         raise NotImplementedError
 
+    @property
+    def _numba_type_(self):
+        # numba's typeof asks for this when a dual is passed to an @njit function from Python
+        raise TypeError(
+            f"a dualad {type(self).__name__} was passed to a numba-compiled function from Python, "
+            "which cannot take Python dual numbers. Differentiate the numba function itself "
+            "(dualad.grad(f) returns a compiled kernel), or name it in your function's globals "
+            "or closure (not as a module attribute) so that the Python path runs its pure-Python "
+            "twin")
+
     # ---- splitting operands -----------------------------------------------------------
     def split(self, x):
         """(value, components) of x seen from this number's tag; components None if constant."""

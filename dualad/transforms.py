@@ -56,9 +56,9 @@ def _path(f, jit, argnums):
     use_jit = is_dispatcher(f) if jit is None else bool(jit)
     if not use_jit:
         return None, python_twin(f)
-    if argnums != 0:
-        raise ValueError(f"compiled transforms differentiate argument 0 (got argnums={argnums!r}); "
-                         "put the differentiated argument first, or pass jit=False")
+    if not isinstance(argnums, (int, np.integer)) or argnums < 0:
+        raise ValueError(f"compiled transforms differentiate one argument, counted from 0 (got "
+                         f"argnums={argnums!r}); pass jit=False for several or negative argnums")
     import numba
 
     from . import jit as compiled_path  # lazy: numba's types and overloads
@@ -199,7 +199,7 @@ def jacfwd(f, argnums=0, chunk=None, jit=None):
     """
     kernels, f = _path(f, jit, argnums)
     if kernels:
-        return kernels.jacfwd(f, chunk)
+        return kernels.at_argnum(kernels.jacfwd, f, argnums, chunk)
 
     @functools.wraps(f)
     def jacobian_fn(*args):
@@ -224,7 +224,7 @@ def value_and_grad(f, argnums=0, chunk=None, jit=None):
     """(f(*args), ∇f) for scalar-valued f; the gradient has the shape of args[argnums]."""
     kernels, f = _path(f, jit, argnums)
     if kernels:
-        return kernels.value_and_grad(f, chunk)
+        return kernels.at_argnum(kernels.value_and_grad, f, argnums, chunk)
 
     @functools.wraps(f)
     def value_and_grad_fn(*args):
@@ -242,7 +242,7 @@ def grad(f, argnums=0, chunk=None, jit=None):
     """
     kernels, f = _path(f, jit, argnums)
     if kernels:
-        return kernels.grad(f, chunk)
+        return kernels.at_argnum(kernels.grad, f, argnums, chunk)
     vg = value_and_grad(f, argnums=argnums, chunk=chunk)
 
     @functools.wraps(f)
@@ -292,7 +292,7 @@ def derivative(f, argnums=0, jit=None):
     """f'(x) for scalar x; the result has the shape of f(x)."""
     kernels, f = _path(f, jit, argnums)
     if kernels:
-        return kernels.derivative(f)
+        return kernels.at_argnum(kernels.derivative, f, argnums)
 
     @functools.wraps(f)
     def derivative_fn(*args):
@@ -310,7 +310,7 @@ def second_derivative(f, argnums=0, jit=None):
     """
     kernels, f = _path(f, jit, argnums)
     if kernels:
-        return kernels.second_derivative(f)
+        return kernels.at_argnum(kernels.second_derivative, f, argnums)
 
     @functools.wraps(f)
     def second_derivative_fn(*args):
@@ -337,7 +337,7 @@ def hessian(f, argnums=0, chunk=None, jit=None):
     _check_chunk(chunk)
     kernels, f = _path(f, jit, argnums)
     if kernels:
-        return kernels.hessian(f, chunk)
+        return kernels.at_argnum(kernels.hessian, f, argnums, chunk)
 
     @functools.wraps(f)
     def hessian_fn(*args):

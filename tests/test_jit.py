@@ -218,9 +218,35 @@ def test_a_dual_stored_in_a_float_array_names_the_fix():
         dualad.grad(_float_buffer)(X5)
 
 
-def test_compiled_argnums_other_than_zero_is_refused():
-    with pytest.raises(ValueError, match="argument 0"):
-        dualad.grad(rosen_loop, argnums=1)
+@numba.njit
+def _weighted(scale, x, shift):
+    return scale * rosen_loop(x) + shift * x[0] ** 3
+
+
+G1 = dualad.grad(_weighted, argnums=1)
+
+
+@numba.njit
+def _calls_moved_kernel(x):
+    return G1(2.0, x, 0.5)[0]
+
+
+def test_compiled_argnums():
+    x = X5[:3]
+    expected = dualad.grad(_weighted.py_func, argnums=1)(2.0, x, 0.5)
+    assert hasattr(G1, "py_func")
+    np.testing.assert_allclose(G1(2.0, x, 0.5), expected, rtol=1e-14)
+    assert _calls_moved_kernel(x) == pytest.approx(expected[0], rel=1e-14)
+    np.testing.assert_allclose(dualad.hessian(_weighted, argnums=1, chunk=2)(2.0, x, 0.5),
+                               dualad.hessian(_weighted.py_func, argnums=1)(2.0, x, 0.5), rtol=1e-13)
+    assert dualad.derivative(_weighted, argnums=2)(2.0, x, 0.5) == pytest.approx(x[0] ** 3, rel=1e-15)
+    # the Python path runs the moved kernel's Python equivalent
+    d_by_scale = dualad.derivative(lambda s: G1(s, x, 0.5)[0])(2.0)  # = ∂rosen/∂x0
+    assert d_by_scale == pytest.approx(dualad.grad(rosen_loop_py)(x)[0], rel=1e-14)
+    with pytest.raises(ValueError, match="jit=False"):
+        dualad.grad(_weighted, argnums=(0, 1))
+    with pytest.raises(ValueError, match="jit=False"):
+        dualad.grad(_weighted, argnums=-2)
 
 
 @numba.njit
@@ -318,3 +344,13 @@ def test_compiled_jvp():
     out, slope = dualad.jvp(mlp, (X5.repeat(2)[:6],), (np.ones(6),))
     np.testing.assert_allclose(slope, dualad.jacobian(mlp)(X5.repeat(2)[:6]).sum(axis=1), rtol=1e-14)
     assert dualad.jvp(_quartic, (2.0,), (3.0,)) == (_quartic(2.0), pytest.approx(3.0 * _quartic_prime(2.0)))
+
+
+def test_python_dual_passed_to_a_dispatcher_names_the_fix():
+    namespace = type("Namespace", (), {"f": rosen_loop})  # reached as an attribute: no twin
+
+    with pytest.raises(TypeError, match="(?s)passed to a numba-compiled function.*dualad.grad"):
+        dualad.grad(lambda x: namespace.f(x))(X5)
+    # named in the closure, the Python path runs its twin
+    np.testing.assert_allclose(dualad.grad(lambda x: rosen_loop(x) * 2.0)(X5),
+                               2.0 * dualad.grad(rosen_loop_py)(X5), rtol=1e-14)

@@ -162,10 +162,15 @@ def _compile(kernel, f, python_equivalent):
     python_equivalent (the same transform on the Python path) is what the kernel means when
     user code that calls it runs on the Python path (see dualad.twin).
     """
-    cached = type(getattr(f, "_cache", None)).__name__ not in ("NullCache", "NoneType")
-    compiled = _with_hint(numba.njit(kernel, cache=cached))
+    compiled = _with_hint(_njit_like(kernel, f))
     compiled.__dualad_python__ = python_equivalent
     return compiled
+
+
+def _njit_like(fn, f):
+    """numba.njit(fn), cached on disk when the user's function f is."""
+    cached = type(getattr(f, "_cache", None)).__name__ not in ("NullCache", "NoneType")
+    return numba.njit(fn, cache=cached)
 
 
 @overload(store_block)
@@ -209,6 +214,26 @@ def _with_hint(kernel):
 
     kernel._compile_for_args = compile_with_hint
     return kernel
+
+
+def at_argnum(factory, f, argnum, *options):
+    """factory(f, *options)'s kernel differentiating argument `argnum` of f instead of 0.
+
+    Kernels seed argument 0; f's argument moves to the front for them and back for the
+    caller (static tuple slices, so numba sees fixed argument types)."""
+    if argnum == 0:
+        return factory(f, *options)
+    after = argnum + 1
+
+    def first_differentiated(x, *rest):
+        return f(*rest[:argnum], x, *rest[argnum:])
+
+    kernel = factory(_njit_like(first_differentiated, f), *options)
+
+    def in_callers_order(*args):
+        return kernel(*args[argnum:after], *args[:argnum], *args[after:])
+
+    return _njit_like(in_callers_order, f)
 
 
 def _check_chunk(chunk):
