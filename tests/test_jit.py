@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 import dualad
+import dualad.math as dmath
 from dualad.jit.overloads import _entry_points
 from dualad.rules import RULES
-from functions import W, b4
+from functions import FUNCTIONS, W, b4
 from functions import rosen_loop as rosen_loop_py
 
 X5 = np.array([-1.2, 1.0, 0.7, 0.3, 1.1])
@@ -354,3 +355,44 @@ def test_python_dual_passed_to_a_dispatcher_names_the_fix():
     # named in the closure, the Python path runs its twin
     np.testing.assert_allclose(dualad.grad(lambda x: rosen_loop(x) * 2.0)(X5),
                                2.0 * dualad.grad(rosen_loop_py)(X5), rtol=1e-14)
+
+
+# ---- the shared test functions through the compiled path ------------------------------------------
+# These compile for duals and must agree with the Python path; every other function of the
+# shared list uses what numba cannot compile for duals (n-D arrays, np.linalg, lists of mixed
+# types, recursive closures) and must say that jit=False works.
+COMPILES = {"rosen", "rosen_loop", "textbook", "mlp", "assignment"}
+
+
+@pytest.mark.parametrize("name, f, x", FUNCTIONS, ids=[name for name, _, _ in FUNCTIONS])
+def test_shared_functions_compiled(name, f, x):
+    compiled = numba.njit(f)
+    if name in COMPILES:
+        np.testing.assert_allclose(dualad.jacobian(compiled)(x), dualad.jacobian(f)(x), rtol=1e-13)
+    else:
+        with pytest.raises(Exception, match="jit=False") as info:
+            dualad.jacobian(compiled)(x)
+        assert isinstance(info.value, (numba.core.errors.NumbaError, NotImplementedError, ImportError))
+
+
+@numba.njit
+def _builtins_and_joins(x):
+    if math.isnan(x[0]) or dmath.isinf(x[1]):
+        return x[0] * 0.0
+    top = max(x[0], x[1]) + min(x[2], 0.25) + max(0.1, x[3])
+    stacked = np.stack((x[0], x[1] * 2.0, 3.0))
+    joined = np.concatenate((x[:2], np.ones(2), np.sin(x[2:])))
+    joined[1:3] = stacked[:2]
+    items = [x[0] * 2.0]                 # a list of duals, grown in a loop
+    for i in range(1, 3):
+        items.append(x[i] ** 2)
+    return (np.sum(np.stack(items) * x[2:]) + top + np.sum(stacked * x[:3]) + np.dot(joined, joined) + dmath.log(x[0] + 2.0, 2.0)
+            + dmath.erf(x[1]) + dmath.log(3.0))
+
+
+def test_builtins_stack_concatenate_and_dualad_math_compiled():
+    x = np.array([0.3, -0.4, 0.5, 0.8, -0.9])
+    np.testing.assert_allclose(dualad.grad(_builtins_and_joins)(x),
+                               dualad.grad(_builtins_and_joins, jit=False)(x), rtol=1e-14)
+    np.testing.assert_allclose(dualad.hessian(_builtins_and_joins, chunk=3)(x),
+                               dualad.hessian(_builtins_and_joins, jit=False)(x), rtol=1e-13, atol=1e-15)

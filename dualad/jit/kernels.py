@@ -20,7 +20,7 @@ The chunk (partials per pass) is a compile-time constant of each kernel.
 import numba
 import numpy as np
 from numba.core import types
-from numba.core.errors import TypingError
+from numba.core.errors import NumbaError, TypingError
 from numba.core.extending import overload
 
 from .. import transforms
@@ -201,16 +201,25 @@ def _store_block(out, hess, lo1, lo2):
     raise TypingError(f"hessian needs the function to return a scalar, not {out}")
 
 
+# What numba raises when it cannot compile code: typing errors, numba's own unsupported
+# features (NotImplementedError), and np.linalg without scipy (ImportError).
+_COMPILE_ERRORS = (NumbaError, NotImplementedError, ImportError)
+
+
 def _with_hint(kernel):
-    """Make numba's typing error on the first call say that jit=False works."""
+    """Make numba's compile error on the first call say that jit=False works."""
     compile_for_args = kernel._compile_for_args
 
     def compile_with_hint(*args, **kwargs):
         try:
             return compile_for_args(*args, **kwargs)
-        except TypingError as err:
-            err.patch_message(str(err) + _HINT)
-            raise
+        except _COMPILE_ERRORS as err:
+            if _HINT in str(err):  # raised by a nested kernel, hint already there
+                raise
+            if isinstance(err, NumbaError):
+                err.patch_message(str(err) + _HINT)
+                raise
+            raise type(err)(str(err) + _HINT) from err
 
     kernel._compile_for_args = compile_with_hint
     return kernel

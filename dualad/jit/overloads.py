@@ -14,10 +14,12 @@ import operator
 
 import numba
 import numpy as np
+from numba import literal_unroll
 from numba.core import types
 from numba.core.errors import TypingError
 from numba.core.extending import overload, overload_attribute, register_jitable
 
+from .. import math as dual_math
 from .. import rules
 from ..rules import MATH_NAMES, RULES
 from .types import (ARRAYS, NUMBER, DualArrayType, DualType, HyperDualType, HyperSeedArrayType,
@@ -218,6 +220,7 @@ _element = register_jitable(lambda a, i: a[i])
 _whole = register_jitable(lambda a, i: a)
 _length = register_jitable(lambda a: len(a))
 _no_length = register_jitable(lambda a: -1)
+_element_or_whole = {True: _element, False: _whole}
 
 
 def new_array(like, m):
@@ -227,7 +230,7 @@ def new_array(like, m):
 
 @overload(new_array)
 def _new_array(like, m):
-    if isinstance(like, DUALS):
+    if isinstance(like, DUALS + (types.BaseTuple, types.List)):
         width = DualArrayType(element_of(like)).width
         return lambda like, m: make_dual_array(np.empty(m), np.empty((m, width)), like)
     return None
@@ -320,13 +323,35 @@ for _rule in RULES.values():
         overload(_entry)(_elementwise(_entry, _rule.arity))
 
 
-@overload(math.log)
-def _math_log(x, base=None):
-    if isinstance(x, SCALARS):
+def _log_with_base(numbers_too):
+    """math.log(x[, base]); dualad.math.log also takes plain numbers (numba knows math's)."""
+    def choose(x, base=None):
+        if not (isinstance(x, SCALARS) or (numbers_too and isinstance(x, NUMBER))):
+            return None
         if base is None or isinstance(base, types.NoneType):
             return lambda x, base=None: np.log(x)
         return lambda x, base=None: np.log(x) / np.log(base)
-    return None
+    return choose
+
+
+overload(math.log)(_log_with_base(numbers_too=False))
+overload(dual_math.log)(_log_with_base(numbers_too=True))
+
+
+def _value_test(test):
+    """isnan/isinf/isfinite of a dual: of its value."""
+    def choose(x):
+        if isinstance(x, SCALARS):
+            return lambda x: test(x.value)
+        if isinstance(x, NUMBER):
+            return lambda x: test(x)
+        return None
+    return choose
+
+
+for _test in ("isnan", "isinf", "isfinite"):
+    overload(getattr(dual_math, _test))(_value_test(getattr(np, _test)))
+    overload(getattr(math, _test))(_value_test(getattr(np, _test)))
 
 
 # ---- comparisons by value ----------------------------------------------------------------------------
@@ -408,7 +433,8 @@ _checked = _wrap_and_check if numba.core.config.BOUNDSCHECK else _wrap
 
 
 def as_dual_array(a):
-    """An array of duals with its components stored (a seed array materialised)."""
+    """An array of duals with its components stored (a seed array or a list of scalar
+    duals materialised)."""
     raise TypeError("as_dual_array runs inside compiled code only")
 
 
@@ -416,7 +442,7 @@ def as_dual_array(a):
 def _as_dual_array(a):
     if isinstance(a, DualArrayType):
         return lambda a: a
-    if isinstance(a, DUAL_ARRAYS):
+    if isinstance(a, DUAL_ARRAYS) or _sequence_of(a, SCALARS):
         def materialise(a):
             out = new_array(a, len(a))
             for i in range(len(a)):
@@ -489,8 +515,22 @@ def _setitem(a, index, item):
                           "np.zeros_like(x) or np.empty_like(x) of a dual array x, so it holds duals")
     if not isinstance(a, DualArrayType):
         return None
+    if isinstance(index, types.SliceType):
+        if not (_is_operand(item) and (not isinstance(item, DUALS) or element_of(item) == a.element)):
+            raise TypingError(f"cannot assign {item} to a slice of an array of duals of {a.element}")
+        get = _element_or_whole[isinstance(item, (types.Array,) + DUAL_ARRAYS)]
+        check = _length if isinstance(item, (types.Array,) + DUAL_ARRAYS) else _no_length
+
+        def store_slice(a, index, item):
+            start, stop, step = index.indices(len(a.values))
+            count = len(range(start, stop, step))
+            if check(item) != -1 and check(item) != count:
+                raise ValueError("could not broadcast the assigned array into the slice")
+            for k in range(count):
+                a[start + k * step] = get(item, k)
+        return store_slice
     if not isinstance(index, types.Integer):
-        raise TypingError(f"assignment into an array of duals takes an integer index, not {index}")
+        raise TypingError(f"assignment into an array of duals takes an integer or a slice, not {index}")
     if item == a.element:
         return lambda a, index, item: store_element(a, _checked(index, len(a.values)), item)
     if isinstance(item, NUMBER):
@@ -510,6 +550,17 @@ def _like(fill):
                                                          np.zeros((len(a.values), width)), a)
         return None
     return choose
+
+
+@overload(np.full_like)
+def _full_like(a, fill_value, dtype=None):
+    if isinstance(a, DUAL_ARRAYS):
+        if not isinstance(fill_value, NUMBER):
+            raise TypingError("np.full_like of an array of duals takes a number as fill_value")
+        width = DualArrayType(a.element).width
+        return lambda a, fill_value, dtype=None: make_dual_array(
+            np.full(len(a.values), float(fill_value)), np.zeros((len(a.values), width)), a)
+    return None
 
 
 overload(np.zeros_like)(_like(0.0))
@@ -532,9 +583,6 @@ def _reduction(start, op):
 
 overload(np.sum)(_reduction(0.0, operator.add))
 overload(np.prod)(_reduction(1.0, operator.mul))
-
-
-_element_or_whole = {True: _element, False: _whole}
 
 
 @overload(np.where)
@@ -604,3 +652,86 @@ def _dot(a, b):
     if isinstance(a, types.Array) and a.ndim == 1 and isinstance(b, DUAL_ARRAYS):
         return lambda a, b: np.dot(b, a)
     return None
+
+
+def _sequence_of(seq, kinds):
+    """Whether seq is a homogeneous tuple or list whose items are of the given kinds."""
+    return (isinstance(seq, (types.UniTuple, types.List)) and isinstance(seq.dtype, kinds))
+
+
+@overload(np.concatenate)
+def _concatenate(arrays):
+    """Dual arrays (with float arrays) joined end to end; one element type throughout."""
+    if isinstance(arrays, types.BaseTuple) and any(isinstance(t, DUAL_ARRAYS) for t in arrays):
+        if not all(isinstance(t, DUAL_ARRAYS) or (isinstance(t, types.Array) and t.ndim == 1)
+                   for t in arrays):
+            raise TypingError(f"np.concatenate of duals joins 1-D arrays, got {arrays}")
+        _one_element_type(tuple(arrays), "np.concatenate")
+
+        def join_tuple(arrays):
+            total = 0
+            for part in literal_unroll(arrays):
+                total += len(part)
+            out = new_array(arrays, total)
+            zero, start = zero_element(arrays), 0
+            for part in literal_unroll(arrays):
+                for i in range(len(part)):
+                    store_element(out, start + i, zero + part[i])
+                start += len(part)
+            return out
+        return join_tuple
+    if _sequence_of(arrays, DUAL_ARRAYS):
+        def join_list(arrays):
+            total = 0
+            for part in arrays:
+                total += len(part)
+            out = new_array(arrays, total)
+            start = 0
+            for part in arrays:
+                for i in range(len(part)):
+                    store_element(out, start + i, part[i])
+                start += len(part)
+            return out
+        return join_list
+    return None
+
+
+@overload(np.stack)
+def _stack(items):
+    """A 1-D array of duals from a tuple or list of scalar duals (and numbers)."""
+    if isinstance(items, types.BaseTuple) and any(isinstance(t, SCALARS) for t in items):
+        if not all(isinstance(t, SCALARS + NUMBER) for t in items):
+            raise TypingError(f"np.stack of duals takes scalar duals and numbers, got {items}")
+        _one_element_type(tuple(items), "np.stack")
+        count = len(items)
+
+        def stack_tuple(items):
+            out = new_array(items, count)
+            zero, k = zero_element(items), 0
+            for item in literal_unroll(items):
+                store_element(out, k, zero + item)
+                k += 1
+            return out
+        return stack_tuple
+    if _sequence_of(items, SCALARS):
+        return lambda items: as_dual_array(items)
+    return None
+
+
+def _extreme(pick_second):
+    """Python's max/min of two numbers, one a dual: the first of equal arguments wins."""
+    def choose(a, b):
+        if not (isinstance(a, SCALARS) or isinstance(b, SCALARS)):
+            return None
+        if not all(isinstance(t, SCALARS + NUMBER) for t in (a, b)):
+            return None
+
+        def impl(a, b):
+            zero = zero_element((a, b))  # a number argument becomes a dual
+            return zero + b if pick_second(b, a) else zero + a
+        return impl
+    return choose
+
+
+overload(max)(_extreme(operator.gt))  # max(a, b) is b only if b > a
+overload(min)(_extreme(operator.lt))

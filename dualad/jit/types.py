@@ -396,11 +396,18 @@ def tuple_fields(element):
 
 
 def element_of(t):
-    """The scalar dual type of a dual scalar or array type."""
+    """The scalar dual type of a dual scalar or array type, or of the first dual in a tuple
+    or list of them."""
     if isinstance(t, ARRAYS):
         return t.element
     if isinstance(t, (DualType, HyperDualType)):
         return t
+    if isinstance(t, types.List):
+        return element_of(t.dtype)
+    if isinstance(t, types.BaseTuple):
+        for member in t:
+            if isinstance(member, ARRAYS + (DualType, HyperDualType)):
+                return element_of(member)
     raise TypingError(f"{t} is not a dual number or an array of them")
 
 
