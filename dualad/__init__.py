@@ -11,8 +11,9 @@ from . import math, rules
 from .dual import Dual
 from .hyperdual import HyperDual
 from .number import primal
+from .modes import ModeDecision, choose_mode
 from .transforms import (default_chunk, default_hessian_chunk, derivative, grad, hessian, hvp,
-                         jacfwd, jacobian, jvp, second_derivative, value_and_grad)
+                         jacfwd, jacobian, jacrev, jvp, second_derivative, value_and_grad, vjp)
 
 stop_gradient = primal  # JAX's name: the value with its derivative dropped.
 
@@ -20,4 +21,5 @@ __version__ = "0.1.0"
 
 __all__ = ["Dual", "HyperDual", "primal", "stop_gradient", "math", "rules", "jvp",
            "derivative", "second_derivative", "grad", "value_and_grad", "jacfwd", "jacobian",
-           "hessian", "hvp", "default_chunk", "default_hessian_chunk"]
+           "hessian", "hvp", "default_chunk", "default_hessian_chunk", "vjp", "jacrev",
+           "choose_mode", "ModeDecision"]

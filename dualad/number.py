@@ -24,9 +24,10 @@ import itertools
 
 import numpy as np
 
-from .rules import BY_UFUNC, RULES
+from .rules import BY_UFUNC, OPERATOR_RULES, RULES
 
-__all__ = ["ForwardNumber", "new_tag", "primal", "HANDLED_FUNCTIONS", "leader_of"]
+__all__ = ["ArrayLike", "ForwardNumber", "new_tag", "primal", "HANDLED_FUNCTIONS", "leader_of",
+           "is_layer", "PRIMAL_ONLY_UFUNCS", "REDUCERS"]
 
 _tag_counter = itertools.count(1)
 
@@ -49,26 +50,34 @@ _LOST_DERIVATIVE = (
 
 _COMPARISONS = {np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal}
 # Ufuncs whose result does not depend differentiably on the input: computed on the primal.
-_PRIMAL_ONLY_UFUNCS = _COMPARISONS | {
+PRIMAL_ONLY_UFUNCS = _COMPARISONS | {
     np.isnan, np.isinf, np.isfinite, np.signbit,
     np.logical_and, np.logical_or, np.logical_xor, np.logical_not,
 }
 
 
+def is_layer(x):
+    """Whether x is a number of some transform: forward (Dual, HyperDual) or reverse (traced).
+
+    Every layer has a ``tag`` (from new_tag) and a ``value``; when layers meet, the newest
+    tag is the outer one, whichever mode it belongs to."""
+    return getattr(type(x), "_dualad_layer", False)
+
+
 def primal(x):
     """The value of x with every layer of derivative removed (a float or ndarray)."""
-    while isinstance(x, ForwardNumber):
+    while is_layer(x):
         x = x.value
     return x
 
 
 def leader_of(args):
-    """The forward number with the newest tag among args (looking one level into lists)."""
+    """The layer with the newest tag among args (looking one level into lists)."""
     leader = None
     for a in args:
         items = a if isinstance(a, (list, tuple)) else (a,)
         for item in items:
-            if isinstance(item, ForwardNumber) and (leader is None or item.tag > leader.tag):
+            if is_layer(item) and (leader is None or item.tag > leader.tag):
                 leader = item
     return leader
 
@@ -106,95 +115,15 @@ def _as_index(index):
     return index
 
 
-class ForwardNumber:
-    """Base of Dual and HyperDual: tags, NumPy protocol, structural (linear) operations."""
+class ArrayLike:
+    """The ndarray-like surface shared by every layer (forward numbers, reverse traced arrays):
+    shape, methods that call NumPy functions (which dispatch back to the layer), comparisons
+    by value, Python operators from the rule table, and errors for conversions that would
+    drop the derivative. A layer supplies ``value``, ``_apply_rule``, indexing and the NumPy
+    protocol."""
 
     __slots__ = ()
-    # Number of trailing axes of each component (class attribute of each subclass).
-    trailing: tuple = ()
-
-    # ---- what a subclass provides -----------------------------------------------------
-    @property
-    def components(self):  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def _set_components(self, components):  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    @classmethod
-    def _make(cls, value, components, tag):  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    @classmethod
-    def _chain(cls, rule, operands, tag):  # pragma: no cover - abstract
-        """Apply an elementwise rule; operands are (value, components or None) pairs."""
-        raise NotImplementedError
-
-    def _dual_level(self, func, args, kwargs, impl):  # pragma: no cover - abstract
-        """Evaluate a multilinear or linear-algebra function given its Dual implementation."""
-        raise NotImplementedError
-
-    @property
-    def _numba_type_(self):
-        # numba's typeof asks for this when a dual is passed to an @njit function from Python
-        raise TypeError(
-            f"a dualad {type(self).__name__} was passed to a numba-compiled function from Python, "
-            "which cannot take Python dual numbers. Differentiate the numba function itself "
-            "(dualad.grad(f) returns a compiled kernel), or name it in your function's globals "
-            "or closure (not as a module attribute) so that the Python path runs its pure-Python "
-            "twin")
-
-    # ---- splitting operands -----------------------------------------------------------
-    def split(self, x):
-        """(value, components) of x seen from this number's tag; components None if constant."""
-        if isinstance(x, ForwardNumber) and x.tag == self.tag:
-            if type(x) is not type(self):
-                raise TypeError(f"tag clash between {type(self).__name__} and {type(x).__name__}")
-            return x.value, x.components
-        if isinstance(x, ForwardNumber) and x.tag > self.tag:
-            raise AssertionError("leader must hold the newest tag")
-        if isinstance(x, np.ndarray) and x.dtype == object:
-            raise TypeError(
-                "an object array (np.array([...]) of dual numbers) cannot be differentiated: "
-                "build it with np.stack([...]) instead"
-            )
-        return x, None
-
-    def trailing_shapes(self):
-        return tuple(c.shape[c.ndim - k:] for c, k in zip(self.components, self.trailing))
-
-    def zero_components(self, shape):
-        return tuple(np.zeros(tuple(shape) + t) for t in self.trailing_shapes())
-
-    def constant(self, x):
-        """x as a number of this type and tag with zero tangents."""
-        return self._make(x, self.zero_components(_shape(x)), self.tag)
-
-    def _new(self, value, components):
-        return self._make(value, components, self.tag)
-
-    def map_linear(self, fn):
-        """Apply a linear structural operation fn(array, n_trailing) to value and components."""
-        return self._new(fn(self.value, 0), tuple(fn(c, k) for c, k in zip(self.components, self.trailing)))
-
-    def combine_linear(self, operands, fn):
-        """fn(list_of_arrays, n_trailing) over several operands; constants get zero tangents."""
-        split = [self.split(x) for x in operands]
-        value = fn([v for v, _ in split], 0)
-        comps = []
-        for i, k in enumerate(self.trailing):
-            parts = []
-            for v, c in split:
-                if c is None:
-                    parts.append(np.zeros(_shape(v) + self.trailing_shapes()[i]))
-                else:
-                    parts.append(c[i])
-            comps.append(fn(parts, k))
-        return self._new(value, tuple(comps))
-
-    def _apply_rule(self, rule, args):
-        leader = leader_of(args)
-        return leader._chain(rule, [leader.split(a) for a in args], leader.tag)
+    _dualad_layer = True
 
     # ---- ndarray-like surface ---------------------------------------------------------
     @property
@@ -226,35 +155,6 @@ class ForwardNumber:
         for i in range(len(self)):
             yield self[i]
 
-    def __getitem__(self, index):
-        index = _as_index(index)
-        return self.map_linear(lambda a, k: a[trailing_index(index, k)])
-
-    def __setitem__(self, index, item):
-        index = _as_index(index)
-        leader = leader_of((self, item))
-        if leader.tag > self.tag:
-            self._promote(leader)
-        value, comps = self.split(item)
-        self.value = assign(self.value, index, value)
-        new = []
-        for i, (c, k) in enumerate(zip(self.components, self.trailing)):
-            new.append(assign(c, trailing_index(index, k), 0.0 if comps is None else comps[i]))
-        self._set_components(tuple(new))
-
-    def _promote(self, leader):
-        """Become a number of leader's newer tag in place, with the old self as its value."""
-        if type(leader) is not type(self):
-            raise TypeError(
-                f"cannot store a {type(leader).__name__} into a {type(self).__name__} array made "
-                "outside this transform; allocate the buffer from the differentiated input, "
-                "e.g. np.zeros_like(x)"
-            )
-        inner = self._make(self.value, self.components, self.tag)
-        self.value = inner
-        self.tag = leader.tag
-        self._set_components(leader.zero_components(inner.shape))
-
     def reshape(self, *shape, order="C"):
         shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
         return np.reshape(self, shape, order=order)
@@ -268,9 +168,6 @@ class ForwardNumber:
 
     def flatten(self):
         return np.ravel(self).copy()
-
-    def copy(self):
-        return self.map_linear(lambda a, k: a.copy())
 
     def sum(self, axis=None, keepdims=False):
         return np.sum(self, axis=axis, keepdims=keepdims)
@@ -354,6 +251,26 @@ class ForwardNumber:
     def __rmatmul__(self, other):
         return np.matmul(other, self)
 
+    @property
+    def _numba_type_(self):
+        # numba's typeof asks for this when a dual is passed to an @njit function from Python.
+        raise TypeError(
+            f"a dualad {type(self).__name__} was passed to a numba-compiled function from Python, "
+            "which cannot take Python dual numbers. Differentiate the numba function itself "
+            "(dualad.grad(f) returns a compiled kernel), or name it in your function's globals "
+            "or closure (not as a module attribute) so that the Python path runs its pure-Python "
+            "twin")
+
+    # ---- NumPy's protocol: the layer's rules and function table ---------------------------
+    # A layer supplies _functions (NumPy function -> implementation) and _leads(leader): whether
+    # the newest layer among an operation's arguments is of its kind (else NumPy is told
+    # NotImplemented and asks the newer layer).
+    _functions: dict = {}
+
+    @classmethod
+    def _leads(cls, leader):  # pragma: no cover - abstract
+        raise NotImplementedError
+
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if kwargs.get("out") is not None:
             raise TypeError(
@@ -367,26 +284,152 @@ class ForwardNumber:
             rule = BY_UFUNC.get(ufunc)
             if rule is not None:
                 return self._apply_rule(rule, inputs)
-            if ufunc in _PRIMAL_ONLY_UFUNCS:
+            if ufunc in PRIMAL_ONLY_UFUNCS:
                 return ufunc(*(primal(x) for x in inputs))
             if ufunc is np.matmul:
-                return HANDLED_FUNCTIONS[np.matmul](*inputs)
-        elif method == "reduce" and ufunc in _REDUCERS:
-            return _REDUCERS[ufunc](*inputs, **kwargs)
+                return self.__array_function__(np.matmul, (), inputs, {})
+        elif method == "reduce" and ufunc in REDUCERS:
+            return REDUCERS[ufunc](*inputs, **kwargs)
         raise TypeError(
             f"numpy.{ufunc.__name__} ({method}) is not differentiable by dualad; see "
             "dualad.rules.RULES for the supported elementwise functions"
         )
 
     def __array_function__(self, func, types, args, kwargs):
-        impl = HANDLED_FUNCTIONS.get(func)
+        if not self._leads(leader_of(tuple(args) + tuple(kwargs.values()))):
+            return NotImplemented
+        impl = self._functions.get(func)
         if impl is None:
             raise TypeError(
-                f"numpy.{getattr(func, '__name__', func)} is not supported on dualad numbers; "
-                "see dualad.numpy_functions for the supported functions"
+                f"numpy.{getattr(func, '__name__', func)} is not supported on dualad numbers "
+                f"({type(self).__name__}); see dualad.numpy_functions for the supported functions"
             )
         return impl(*args, **kwargs)
 
+
+class ForwardNumber(ArrayLike):
+    """Base of Dual and HyperDual: tags, NumPy protocol, structural (linear) operations."""
+
+    __slots__ = ()
+    _functions = HANDLED_FUNCTIONS
+
+    @classmethod
+    def _leads(cls, leader):
+        return isinstance(leader, ForwardNumber)
+
+    # Number of trailing axes of each component (class attribute of each subclass).
+    trailing: tuple = ()
+
+    # ---- what a subclass provides -----------------------------------------------------
+    @property
+    def components(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _set_components(self, components):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @classmethod
+    def _make(cls, value, components, tag):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @classmethod
+    def _chain(cls, rule, operands, tag):  # pragma: no cover - abstract
+        """Apply an elementwise rule; operands are (value, components or None) pairs."""
+        raise NotImplementedError
+
+    def _dual_level(self, func, args, kwargs, impl):  # pragma: no cover - abstract
+        """Evaluate a multilinear or linear-algebra function given its Dual implementation."""
+        raise NotImplementedError
+
+    # ---- splitting operands -----------------------------------------------------------
+    def split(self, x):
+        """(value, components) of x seen from this number's tag; components None if constant."""
+        if isinstance(x, ForwardNumber) and x.tag == self.tag:
+            if type(x) is not type(self):
+                raise TypeError(f"tag clash between {type(self).__name__} and {type(x).__name__}")
+            return x.value, x.components
+        if isinstance(x, ForwardNumber) and x.tag > self.tag:
+            raise AssertionError("leader must hold the newest tag")
+        if isinstance(x, np.ndarray) and x.dtype == object:
+            raise TypeError(
+                "an object array (np.array([...]) of dual numbers) cannot be differentiated: "
+                "build it with np.stack([...]) instead"
+            )
+        return x, None
+
+    def trailing_shapes(self):
+        return tuple(c.shape[c.ndim - k:] for c, k in zip(self.components, self.trailing))
+
+    def zero_components(self, shape):
+        return tuple(np.zeros(tuple(shape) + t) for t in self.trailing_shapes())
+
+    def constant(self, x):
+        """x as a number of this type and tag with zero tangents."""
+        return self._make(x, self.zero_components(_shape(x)), self.tag)
+
+    def _new(self, value, components):
+        return self._make(value, components, self.tag)
+
+    def map_linear(self, fn):
+        """Apply a linear structural operation fn(array, n_trailing) to value and components."""
+        return self._new(fn(self.value, 0), tuple(fn(c, k) for c, k in zip(self.components, self.trailing)))
+
+    def combine_linear(self, operands, fn):
+        """fn(list_of_arrays, n_trailing) over several operands; constants get zero tangents."""
+        split = [self.split(x) for x in operands]
+        value = fn([v for v, _ in split], 0)
+        comps = []
+        for i, k in enumerate(self.trailing):
+            parts = []
+            for v, c in split:
+                if c is None:
+                    parts.append(np.zeros(_shape(v) + self.trailing_shapes()[i]))
+                else:
+                    parts.append(c[i])
+            comps.append(fn(parts, k))
+        return self._new(value, tuple(comps))
+
+    def _apply_rule(self, rule, args):
+        leader = leader_of(args)
+        if not self._leads(leader):
+            return NotImplemented  # a newer reverse-mode layer leads: it takes the operation
+        return leader._chain(rule, [leader.split(a) for a in args], leader.tag)
+
+    def __getitem__(self, index):
+        index = _as_index(index)
+        return self.map_linear(lambda a, k: a[trailing_index(index, k)])
+
+    def __setitem__(self, index, item):
+        index = _as_index(index)
+        leader = leader_of((self, item))
+        if not isinstance(leader, ForwardNumber):
+            raise TypeError("cannot store a reverse-mode value into an array of dual numbers made "
+                            "outside that transform; allocate the buffer inside the function, "
+                            "e.g. np.zeros_like(x) of its differentiated input")
+        if leader.tag > self.tag:
+            self._promote(leader)
+        value, comps = self.split(item)
+        self.value = assign(self.value, index, value)
+        new = []
+        for i, (c, k) in enumerate(zip(self.components, self.trailing)):
+            new.append(assign(c, trailing_index(index, k), 0.0 if comps is None else comps[i]))
+        self._set_components(tuple(new))
+
+    def _promote(self, leader):
+        """Become a number of leader's newer tag in place, with the old self as its value."""
+        if type(leader) is not type(self):
+            raise TypeError(
+                f"cannot store a {type(leader).__name__} into a {type(self).__name__} array made "
+                "outside this transform; allocate the buffer from the differentiated input, "
+                "e.g. np.zeros_like(x)"
+            )
+        inner = self._make(self.value, self.components, self.tag)
+        self.value = inner
+        self.tag = leader.tag
+        self._set_components(leader.zero_components(inner.shape))
+
+    def copy(self):
+        return self.map_linear(lambda a, k: a.copy())
 
 def assign(target, index, item):
     """target[index] = item for arrays and forward numbers; returns the (maybe promoted) target.
@@ -420,13 +463,11 @@ def _binary_method(rule_name, reflected=False):
 
 
 # Python operators generated from the rule table.
-for _op, _rule in [("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
-                   ("truediv", "divide"), ("pow", "power"), ("mod", "remainder"),
-                   ("floordiv", "floor_divide")]:
-    setattr(ForwardNumber, f"__{_op}__", _binary_method(_rule))
-    setattr(ForwardNumber, f"__r{_op}__", _binary_method(_rule, reflected=True))
+for _op, _rule in OPERATOR_RULES:
+    setattr(ArrayLike, f"__{_op}__", _binary_method(_rule))
+    setattr(ArrayLike, f"__r{_op}__", _binary_method(_rule, reflected=True))
 
-_REDUCERS = {
+REDUCERS = {
     np.add: lambda x, axis=0, **kw: np.sum(x, axis=axis, **kw),
     np.multiply: lambda x, axis=0, **kw: np.prod(x, axis=axis, **kw),
     np.maximum: lambda x, axis=0, **kw: np.max(x, axis=axis, **kw),

@@ -22,19 +22,25 @@ from . import rules
 from .dual import Dual, fit
 from .number import HANDLED_FUNCTIONS, ForwardNumber, leader_of, primal, trailing_index
 
-__all__ = ["SUPPORTED"]
+__all__ = ["SUPPORTED", "VALUE_ONLY", "COMPOSITIONS", "matmul_subscripts", "dot_subscripts",
+           "inner_subscripts", "registrar", "axes_of", "parse_subscripts"]
 
 
-def implements(*funcs):
-    def register(impl):
-        for func in funcs:
-            HANDLED_FUNCTIONS[func] = impl
-        return impl
+def registrar(table):
+    """A decorator factory: @implements(np.f, ...) puts the function in `table` for each."""
+    def implements(*funcs):
+        def register(impl):
+            for func in funcs:
+                table[func] = impl
+            return impl
+        return register
+    return implements
 
-    return register
+
+implements = registrar(HANDLED_FUNCTIONS)
 
 
-def _axes(axis, ndim):
+def axes_of(axis, ndim):
     """Normalise an axis argument (None, int or tuple) to a tuple of non-negative axes."""
     if axis is None:
         return tuple(range(ndim))
@@ -49,7 +55,7 @@ def _axes(axis, ndim):
 
 
 def _axis(axis, ndim):
-    return _axes(axis, ndim)[0]
+    return axes_of(axis, ndim)[0]
 
 
 def _reject(kwargs, name):
@@ -91,7 +97,7 @@ def ravel(a, order="C"):
 @implements(np.transpose)
 def transpose(a, axes=None):
     nd = a.ndim
-    axes = tuple(reversed(range(nd))) if axes is None else _axes(tuple(axes), nd)
+    axes = tuple(reversed(range(nd))) if axes is None else axes_of(tuple(axes), nd)
     return a.map_linear(lambda arr, k: np.transpose(arr, axes + tuple(range(nd, nd + k))))
 
 
@@ -105,20 +111,20 @@ def swapaxes(a, axis1, axis2):
 
 @implements(np.moveaxis)
 def moveaxis(a, source, destination):
-    src, dst = _axes(source, a.ndim), _axes(destination, a.ndim)
+    src, dst = axes_of(source, a.ndim), axes_of(destination, a.ndim)
     return a.map_linear(lambda arr, k: np.moveaxis(arr, src, dst))
 
 
 @implements(np.squeeze)
 def squeeze(a, axis=None):
-    axes = tuple(i for i, s in enumerate(a.shape) if s == 1) if axis is None else _axes(axis, a.ndim)
+    axes = tuple(i for i, s in enumerate(a.shape) if s == 1) if axis is None else axes_of(axis, a.ndim)
     return a.map_linear(lambda arr, k: np.squeeze(arr, axis=axes))
 
 
 @implements(np.expand_dims)
 def expand_dims(a, axis):
     n_new = len(axis) if isinstance(axis, tuple) else 1
-    axes = _axes(axis, a.ndim + n_new)
+    axes = axes_of(axis, a.ndim + n_new)
     return a.map_linear(lambda arr, k: np.expand_dims(arr, axes))
 
 
@@ -143,7 +149,7 @@ def copy(a, order="K", subok=False):
 @implements(np.sum)
 def sum_(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     _reject(dict(dtype=dtype, out=out, **kwargs), "sum")
-    axes = _axes(axis, a.ndim)
+    axes = axes_of(axis, a.ndim)
     keep = keepdims is True
     return a.map_linear(lambda arr, k: np.sum(arr, axis=axes, keepdims=keep))
 
@@ -151,7 +157,7 @@ def sum_(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
 @implements(np.mean)
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     _reject(dict(dtype=dtype, out=out, **kwargs), "mean")
-    count = int(np.prod([a.shape[i] for i in _axes(axis, a.ndim)]))
+    count = int(np.prod([a.shape[i] for i in axes_of(axis, a.ndim)]))
     return sum_(a, axis=axis, keepdims=keepdims) / count
 
 
@@ -216,13 +222,13 @@ def vstack(tup, dtype=None, casting=None):
 def roll(a, shift, axis=None):
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), a.shape)
-    axes = _axes(axis, a.ndim)
+    axes = axes_of(axis, a.ndim)
     return a.map_linear(lambda arr, k: np.roll(arr, shift, axis=axes))
 
 
 @implements(np.flip)
 def flip(m, axis=None):
-    axes = _axes(axis, m.ndim)
+    axes = axes_of(axis, m.ndim)
     return m.map_linear(lambda arr, k: np.flip(arr, axis=axes))
 
 
@@ -303,7 +309,7 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):
 def _chooser(choose):
     def reduce(a, axis=None, out=None, keepdims=False, **kwargs):
         _reject(dict(out=out, **kwargs), choose.__name__)
-        axes = _axes(axis, a.ndim)
+        axes = axes_of(axis, a.ndim)
         value = choose(a.value, axis=axes, keepdims=True)
         mask = np.asarray(a.value == value, dtype=np.float64)
         weights = mask / np.sum(mask, axis=axes, keepdims=True)
@@ -344,19 +350,18 @@ def outer(a, b, out=None):
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     """Product by a tree of multiplications: exact with zeros, no formula of its own."""
     _reject(dict(dtype=dtype, out=out, **kwargs), "prod")
-    axes = _axes(axis, a.ndim)
-    x = moveaxis(a, axes, tuple(range(len(axes))))
-    x = reshape(x, (-1,) + x.shape[len(axes):])
-    if x.shape[0] == 0:
-        x = a.constant(np.ones((1,) + x.shape[1:]))
+    # NumPy calls throughout (not this module's functions): reverse mode runs this code too.
+    axes = axes_of(axis, a.ndim)
+    x = np.moveaxis(a, axes, tuple(range(len(axes))))
+    x = np.reshape(x, (-1,) + x.shape[len(axes):])
     while x.shape[0] > 1:
         odd = x[-1:] if x.shape[0] % 2 else None
         x = x[0:-1:2] * x[1::2] if odd is not None else x[0::2] * x[1::2]
         if odd is not None:
-            x = concatenate([x, odd], axis=0)
-    result = x[0]
+            x = np.concatenate([x, odd], axis=0)
+    result = x[0] if x.shape[0] else np.ones(x.shape[1:])  # the empty product is a constant
     if keepdims is True:
-        result = expand_dims(result, axes)
+        result = np.expand_dims(result, axes)
     return result
 
 
@@ -378,18 +383,18 @@ def norm(x, ord=None, axis=None, keepdims=False):
         raise TypeError(f"numpy.linalg.norm with ord={ord!r} on a matrix is not differentiable "
                         "by dualad (only 'fro'); use a vector norm or compose it")
     if ord in (None, 2, "fro"):
-        return np.sqrt(sum_(x * x, axis=axis, keepdims=keepdims))
+        return np.sqrt(np.sum(x * x, axis=axis, keepdims=keepdims))
     if ord == np.inf:
         return np.max(np.abs(x), axis=axis, keepdims=keepdims)
     if ord == -np.inf:
         return np.min(np.abs(x), axis=axis, keepdims=keepdims)
     if ord == 1:
-        return sum_(np.abs(x), axis=axis, keepdims=keepdims)
-    return sum_(np.abs(x) ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
+        return np.sum(np.abs(x), axis=axis, keepdims=keepdims)
+    return np.sum(np.abs(x) ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
 
 
 # ---- multilinear: product rule over einsum ----------------------------------------------
-def _parse(subscripts, operands):
+def parse_subscripts(subscripts):
     subscripts = subscripts.replace(" ", "")
     if "->" in subscripts:
         inputs, output = subscripts.split("->")
@@ -404,7 +409,7 @@ def _parse(subscripts, operands):
 def _multilinear(value_fn, subscripts, operands):
     """Dual product rule: ∂(A·B·…) = Σ_i (A·…·∂X_i·…), each term one einsum."""
     leader = leader_of(operands)
-    inputs, output = _parse(subscripts, operands)
+    inputs, output = parse_subscripts(subscripts)
     split = [leader.split(op) for op in operands]
     values = [v for v, _ in split]
     value = value_fn(*values)
@@ -435,7 +440,7 @@ def _einsum_impl(subscripts, *operands, out=None, optimize=False, **kwargs):
     return _multilinear(lambda *v: np.einsum(subscripts, *v), subscripts, operands)
 
 
-def _matmul_subscripts(na, nb):
+def matmul_subscripts(na, nb):
     if na == 0 or nb == 0:
         raise ValueError("matmul: an operand is a scalar; use * for scalar multiplication")
     a = "...ij" if na >= 2 else "j"
@@ -448,11 +453,11 @@ def _matmul_subscripts(na, nb):
 
 def _matmul_impl(a, b, **kwargs):
     _reject(kwargs, "matmul")
-    subs = _matmul_subscripts(np.ndim(a), np.ndim(b))
+    subs = matmul_subscripts(np.ndim(a), np.ndim(b))
     return _multilinear(np.matmul, subs, (a, b))
 
 
-def _dot_subscripts(na, nb):
+def dot_subscripts(na, nb):
     letters = iter(string.ascii_lowercase)
     a = [next(letters) for _ in range(na)]
     b = [next(letters) for _ in range(nb)]
@@ -465,17 +470,20 @@ def _dot_impl(a, b, out=None):
     _reject(dict(out=out), "dot")
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         return np.multiply(a, b)
-    return _multilinear(np.dot, _dot_subscripts(np.ndim(a), np.ndim(b)), (a, b))
+    return _multilinear(np.dot, dot_subscripts(np.ndim(a), np.ndim(b)), (a, b))
+
+
+def inner_subscripts(na, nb):
+    letters = iter(string.ascii_lowercase)
+    sa = [next(letters) for _ in range(na - 1)]
+    sb = [next(letters) for _ in range(nb - 1)]
+    return f"{''.join(sa)}Z,{''.join(sb)}Z->{''.join(sa + sb)}"
 
 
 def _inner_impl(a, b):
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         return np.multiply(a, b)
-    letters = iter(string.ascii_lowercase)
-    sa = [next(letters) for _ in range(np.ndim(a) - 1)]
-    sb = [next(letters) for _ in range(np.ndim(b) - 1)]
-    subs = f"{''.join(sa)}Z,{''.join(sb)}Z->{''.join(sa + sb)}"
-    return _multilinear(np.inner, subs, (a, b))
+    return _multilinear(np.inner, inner_subscripts(np.ndim(a), np.ndim(b)), (a, b))
 
 
 _dual_level(np.einsum, _einsum_impl)
@@ -506,9 +514,11 @@ def _on_primal(func):
     HANDLED_FUNCTIONS[func] = impl
 
 
-for _func in (np.shape, np.ndim, np.size, np.argmax, np.argmin, np.argsort, np.nonzero,
+# Functions whose result does not depend differentiably on the input (shared with reverse mode).
+VALUE_ONLY = (np.shape, np.ndim, np.size, np.argmax, np.argmin, np.argsort, np.nonzero,
               np.count_nonzero, np.isclose, np.allclose, np.array_equal, np.searchsorted,
-              np.result_type):
+              np.result_type)
+for _func in VALUE_ONLY:
     _on_primal(_func)
 
 
@@ -520,5 +530,10 @@ def round_(a, decimals=0, out=None):
         rule = dataclasses.replace(rule, value=lambda x: np.round(x, decimals))
     return a._apply_rule(rule, (a,))
 
+
+# Compositions of rule-table primitives and NumPy calls: reverse mode registers these same
+# functions for its traced arrays.
+COMPOSITIONS = {func: HANDLED_FUNCTIONS[func] for func in (np.clip, np.outer, np.prod, np.diff,
+                                                           np.linalg.norm)}
 
 SUPPORTED = sorted(getattr(f, "__name__", str(f)) for f in HANDLED_FUNCTIONS)

@@ -100,7 +100,11 @@ _binary("divide", np.divide, (lambda x, z, y: 1.0 / z, lambda x, z, y: -y / z),
 
 
 def select(condition, if_true, if_false):
-    """np.where, named so that the compiled path can give it a scalar meaning."""
+    """np.where, named so that the compiled path can give it a scalar meaning.
+
+    A scalar condition (x ** 2: z == 0 is one bool) picks a branch without broadcasting it."""
+    if np.ndim(condition) == 0:
+        return if_true if condition else if_false
     return np.where(condition, if_true, if_false)
 
 
@@ -244,6 +248,10 @@ MATH_NAMES = {"sin": "sin", "cos": "cos", "tan": "tan", "asin": "arcsin", "acos"
               "degrees": "rad2deg", "exp2": "exp2", "cbrt": "cbrt"}
 
 BY_UFUNC: dict = {rule.ufunc: rule for rule in RULES.values() if rule.ufunc is not None}
+
+# Python's binary operators (__add__, __radd__, ...) and the rule each one means.
+OPERATOR_RULES = [("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "divide"),
+                  ("pow", "power"), ("mod", "remainder"), ("floordiv", "floor_divide")]
 
 
 

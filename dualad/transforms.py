@@ -25,7 +25,7 @@ import numpy as np
 
 from .dual import Dual
 from .hyperdual import HyperDual
-from .number import ForwardNumber, assign, new_tag
+from .number import assign, is_layer, new_tag
 from .twin import is_dispatcher, python_twin
 
 __all__ = ["jvp", "derivative", "second_derivative", "grad", "value_and_grad", "jacfwd",
@@ -72,7 +72,7 @@ def _name(f):
 
 def _check_input(x, position, f):
     """A differentiable input as float64; int scalars are promoted, anything else is a TypeError."""
-    if isinstance(x, ForwardNumber):
+    if is_layer(x):  # a number of an enclosing transform (nesting)
         return x
     try:
         arr = np.asarray(x)
@@ -90,7 +90,7 @@ def _check_input(x, position, f):
             f"argument {position} of {_name(f)} holds {what} ({type(x).__name__} {x!r:.60}), "
             "which cannot be differentiated; pass real floats or ints, or leave this "
             "argument out of argnums")
-    arr = arr.astype(np.float64)
+    arr = arr.astype(np.float64, copy=False)  # float64 input is used as is, never written
     return arr[()] if arr.ndim == 0 else arr
 
 
@@ -101,7 +101,7 @@ def _plain(x):
 
 def _read_output(out, tag, f):
     """(value, components) of f's output for this tag; components None where constant."""
-    if isinstance(out, ForwardNumber):
+    if is_layer(out):
         if out.tag == tag:
             return out.value, out.components
         if out.tag > tag:
@@ -142,7 +142,7 @@ class _Inputs:
         self.args = list(args)
         self.nums, self.several = _argnums(argnums, args, f)
         self.xs = [_check_input(args[i], i, f) for i in self.nums]
-        self.shapes = [tuple(np.shape(x)) if not isinstance(x, ForwardNumber) else x.shape for x in self.xs]
+        self.shapes = [x.shape if is_layer(x) else tuple(np.shape(x)) for x in self.xs]
         self.sizes = [math.prod(s) for s in self.shapes]
         self.offsets = [sum(self.sizes[:i]) for i in range(len(self.sizes))]
         self.n = sum(self.sizes)
@@ -211,23 +211,39 @@ def jacfwd(f, argnums=0, chunk=None, jit=None):
 def jacobian(f, argnums=0, mode="auto", chunk=None, jit=None):
     """Jacobian of f with respect to args[argnums]; shape f(x).shape + x.shape.
 
-    mode: "forward" (Dual passes, N/chunk of them) or "auto" (chooses the mode; forward is
-    the only mode this version implements).
+    mode: "forward" (Dual passes, N/chunk of them), "reverse" (a tape and one sweep per
+    output entry) or "auto" (dualad.choose_mode decides from N, M and the tape).
     """
-    if mode not in ("auto", "forward"):
-        raise ValueError(f"mode={mode!r}: this version of dualad implements mode='forward' "
-                         "(and 'auto', which picks it)")
-    return jacfwd(f, argnums=argnums, chunk=chunk, jit=jit)
+    if _compiled_mode(f, jit, mode, ("forward", "reverse")):
+        return jacfwd(f, argnums=argnums, chunk=chunk, jit=jit)
+    f = python_twin(f)
+
+    @functools.wraps(f)
+    def jacobian_fn(*args):
+        if _chosen(mode, f, args, argnums, chunk) == "reverse":
+            return jacrev(f, argnums=argnums, jit=False)(*args)
+        return jacfwd(f, argnums=argnums, chunk=chunk, jit=False)(*args)
+
+    return jacobian_fn
 
 
-def value_and_grad(f, argnums=0, chunk=None, jit=None):
-    """(f(*args), ∇f) for scalar-valued f; the gradient has the shape of args[argnums]."""
-    kernels, f = _path(f, jit, argnums)
-    if kernels:
+def value_and_grad(f, argnums=0, chunk=None, jit=None, mode="auto"):
+    """(f(*args), ∇f) for scalar-valued f; the gradient has the shape of args[argnums].
+
+    mode: "forward", "reverse" (one sweep of a tape) or "auto" (dualad.choose_mode).
+    Given a numba dispatcher (or jit=True) it returns a compiled (forward-mode) kernel.
+    """
+    if _compiled_mode(f, jit, mode, ("forward", "reverse")):
+        kernels, f = _path(f, jit, argnums)
         return kernels.at_argnum(kernels.value_and_grad, f, argnums, chunk)
+    f = python_twin(f)
 
     @functools.wraps(f)
     def value_and_grad_fn(*args):
+        if _chosen(mode, f, args, argnums, chunk, n_out=1) == "reverse":
+            value, pullback = _vjp(f, args, argnums, "grad")
+            _check_scalar(value, f, "grad")
+            return value, pullback(np.float64(1.0))
         value, pieces = _jacobian_forward(f, args, argnums, chunk)
         _check_scalar(value, f, "grad")
         return value, pieces
@@ -235,21 +251,134 @@ def value_and_grad(f, argnums=0, chunk=None, jit=None):
     return value_and_grad_fn
 
 
-def grad(f, argnums=0, chunk=None, jit=None):
+def grad(f, argnums=0, chunk=None, jit=None, mode="auto"):
     """Gradient of scalar-valued f, shaped like args[argnums] (a tuple for tuple argnums).
 
-    Given a numba dispatcher (or jit=True) it returns a compiled kernel.
+    mode: "forward", "reverse" or "auto". Given a numba dispatcher (or jit=True) it returns
+    a compiled (forward-mode) kernel.
     """
-    kernels, f = _path(f, jit, argnums)
-    if kernels:
+    if _compiled_mode(f, jit, mode, ("forward", "reverse")):
+        kernels, f = _path(f, jit, argnums)
         return kernels.at_argnum(kernels.grad, f, argnums, chunk)
-    vg = value_and_grad(f, argnums=argnums, chunk=chunk)
+    f = python_twin(f)
+    vg = value_and_grad(f, argnums=argnums, chunk=chunk, jit=False, mode=mode)
 
     @functools.wraps(f)
     def grad_fn(*args):
         return vg(*args)[1]
 
     return grad_fn
+
+
+# ---- reverse mode -----------------------------------------------------------------------------------
+def _vjp(f, args, argnums, what):
+    """Record f on a tape: (f's value, pullback: cotangent -> cotangents of args[argnums])."""
+    from .reverse import Tape, Traced, leaf  # the reverse layer, loaded on first use
+
+    inputs = _Inputs(f, args, argnums)
+    tape = Tape()
+    leaves = []
+
+    def make(k, x):
+        leaves.append(leaf(x, tape))
+        return leaves[-1]
+
+    out = inputs.call(make)
+    if isinstance(out, Traced) and out.tape is tape:
+        value, node = out.value, out.node
+    else:
+        value, node = _read_output(out, tape.tag, f)[0], None
+    shape = tuple(np.shape(value))
+
+    def pullback(cotangent):
+        if not is_layer(cotangent):
+            cotangent = np.asarray(cotangent)
+            if cotangent.dtype.kind not in "fiu":
+                raise TypeError(f"{what}: the cotangent must hold floats, got dtype {cotangent.dtype}")
+        if tuple(np.shape(cotangent)) != shape:
+            raise ValueError(f"{what}: the cotangent must have the output's shape {shape}, "
+                             f"got shape {tuple(np.shape(cotangent))}")
+        found = ([None] * len(leaves) if node is None
+                 else tape.backward(node, cotangent, [x.node for x in leaves]))
+        pieces = [_plain(np.zeros(sh) if c is None else np.reshape(c, sh))
+                  for c, sh in zip(found, inputs.shapes)]
+        return tuple(pieces) if inputs.several else pieces[0]
+
+    return value, pullback
+
+
+def vjp(f, *primals):
+    """JAX's vjp: (f(*primals), vjp_fn) where vjp_fn(cotangent) is a tuple with one cotangent
+    per primal, each shaped like it. The cotangent must have f's output shape."""
+    f = python_twin(f)
+    value, pullback = _vjp(f, primals, tuple(range(len(primals))), "vjp_fn")
+    return value, pullback
+
+
+def jacrev(f, argnums=0, jit=None):
+    """Jacobian by reverse mode: one tape, one backward sweep per output entry;
+    shape f(x).shape + x.shape, as jacfwd."""
+    if _runs_compiled(f, jit):
+        raise NotImplementedError(_NO_COMPILED_REVERSE)
+    f = python_twin(f)
+
+    @functools.wraps(f)
+    def jacobian_fn(*args):
+        value, pullback = _vjp(f, args, argnums, "jacrev")
+        shape = tuple(np.shape(value))
+        rows = []
+        for index in np.ndindex(shape):
+            unit = np.zeros(shape)
+            unit[index] = 1.0
+            rows.append(pullback(unit))
+        nums, several = _argnums(argnums, args, f)
+        if not several:
+            return _stack_rows(rows, shape)
+        return tuple(_stack_rows([row[k] for row in rows], shape) for k in range(len(nums)))
+
+    return jacobian_fn
+
+
+def _stack_rows(rows, out_shape):
+    """Cotangents of one input per output entry, as the Jacobian (out_shape + input shape)."""
+    stacked = np.stack([np.asarray(r) if not is_layer(r) else r for r in rows])
+    return _plain(np.reshape(stacked, out_shape + np.shape(rows[0])))
+
+
+# ---- choosing a mode ----------------------------------------------------------------------------------
+_MODES = ("auto", "forward", "reverse", "forward-over-reverse")
+_NO_COMPILED_REVERSE = (
+    "reverse mode has no compiled kernel yet: pass jit=False to run it on the Python path "
+    "(a numba function is differentiated through its pure-Python twin), or mode='forward' for "
+    "a compiled forward-mode kernel")
+
+
+def _runs_compiled(f, jit):
+    return is_dispatcher(f) if jit is None else bool(jit)
+
+
+def _compiled_mode(f, jit, mode, allowed):
+    """Whether the transform returns a compiled kernel (forward mode, the compiled path's
+    mode); checks mode."""
+    if mode not in ("auto",) + tuple(allowed):
+        raise ValueError(f"mode={mode!r}; choose one of {('auto',) + tuple(allowed)}")
+    if not _runs_compiled(f, jit):
+        return False
+    if mode not in ("auto", "forward"):
+        raise NotImplementedError(_NO_COMPILED_REVERSE)
+    return True
+
+
+def _chosen(mode, f, args, argnums, chunk, n_out=None):
+    """The mode to run: mode itself, or choose_mode's pick for "auto" (forward when a chunk
+    is given: the chunk is forward mode's parameter)."""
+    if mode != "auto":
+        return mode
+    if chunk is not None:
+        return "forward"
+    from .modes import choose_mode
+
+    return choose_mode(f, *args, argnums=argnums, chunk=chunk, n_out=n_out).mode
 
 
 def jvp(f, primals, tangents):
@@ -327,20 +456,37 @@ def second_derivative(f, argnums=0, jit=None):
     return second_derivative_fn
 
 
-def hessian(f, argnums=0, chunk=None, jit=None):
-    """Exact Hessian of scalar f by HyperDual blocks; shape x.shape + x.shape.
+def hessian(f, argnums=0, chunk=None, jit=None, mode="auto"):
+    """Exact Hessian of scalar f; shape x.shape + x.shape.
 
-    With tuple argnums the result is a tuple of tuples (H[i][j] = ∂²f/∂x_i∂x_j), as in JAX.
-    Given a numba dispatcher (or jit=True) it returns a compiled kernel (1-D input): diagonal
-    blocks use symmetric hyper-duals, which store half of the ε1ε2 block.
+    mode "forward": HyperDual blocks (ε1 chunk × ε2 chunk), O(N²) work per value;
+    "forward-over-reverse": jacfwd of the reverse-mode gradient (Duals through the tape),
+    N/chunk passes, for large N; "auto" picks by dualad.modes' cost model.
+    With tuple argnums (forward mode) the result is a tuple of tuples (H[i][j] =
+    ∂²f/∂x_i∂x_j), as in JAX. Given a numba dispatcher (or jit=True) it returns a compiled
+    kernel (1-D input): diagonal blocks use symmetric hyper-duals, which store half of the
+    ε1ε2 block.
     """
     _check_chunk(chunk)
-    kernels, f = _path(f, jit, argnums)
-    if kernels:
+    if _compiled_mode(f, jit, mode, ("forward", "forward-over-reverse")):
+        kernels, f = _path(f, jit, argnums)
         return kernels.at_argnum(kernels.hessian, f, argnums, chunk)
+    f = python_twin(f)
+    forward_over_reverse = jacfwd(grad(f, argnums=argnums, jit=False, mode="reverse"),
+                                  argnums=argnums, chunk=chunk, jit=False)
 
     @functools.wraps(f)
     def hessian_fn(*args):
+        chosen = mode
+        if mode == "auto":
+            from .modes import choose_hessian_mode
+
+            chosen = choose_hessian_mode(f, *args, argnums=argnums).mode
+        if chosen == "forward-over-reverse":
+            if isinstance(argnums, (tuple, list)):
+                raise ValueError("hessian(mode='forward-over-reverse') takes a single argnums; "
+                                 "use mode='forward' for a tuple")
+            return forward_over_reverse(*args)
         inputs = _Inputs(f, args, argnums)
         n = inputs.n
         width = chunk or default_hessian_chunk(n)

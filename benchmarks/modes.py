@@ -1,0 +1,145 @@
+"""Forward vs reverse mode by shape: does mode="auto" pick the faster one?
+
+For f(x) = tanh(W x + b) with W of shape (M, N), times the Python path's Jacobian in
+forward and in reverse mode, asks dualad.choose_mode, and marks the pick right when its
+time is within 10% of the faster mode's. Also sweeps N/M at N·M = 10^4 for the crossover
+plot (benchmarks/results/modes.png, when matplotlib is installed).
+
+--calibrate measures the cost model's constants (seconds per operation and per float) on
+this machine and prints them, ready to paste into dualad/modes.py.
+"""
+
+import argparse
+import math
+
+import numpy as np
+
+import dualad
+from common import RESULTS, fmt_time, per_call, save, table
+from dualad.modes import _measure
+
+SHAPES = [(1, 1000), (10, 1000), (100, 100), (1000, 10), (1000, 1)]
+
+
+def problem(n_in, n_out, seed=0):
+    rng = np.random.default_rng(seed)
+    w, b = rng.normal(size=(n_out, n_in)) / math.sqrt(n_in), rng.normal(size=n_out)
+    return (lambda x: np.tanh(w @ x + b)), rng.normal(size=n_in)
+
+
+def measure(n_in, n_out, min_time):
+    f, x = problem(n_in, n_out)
+    forward = per_call(dualad.jacobian(f, mode="forward"), x, min_time=min_time, repeats=3)
+    reverse = per_call(dualad.jacobian(f, mode="reverse"), x, min_time=min_time, repeats=3)
+    return forward, reverse, dualad.choose_mode(f, x)
+
+
+def run(min_time):
+    rows = []
+    for n_in, n_out in SHAPES:
+        forward, reverse, decision = measure(n_in, n_out, min_time)
+        picked = forward if decision.mode == "forward" else reverse
+        right = picked <= 1.1 * min(forward, reverse)
+        rows.append([f"{n_in} × {n_out}", fmt_time(forward), fmt_time(reverse), decision.mode,
+                     "yes" if right else "**no**", decision.reason])
+    header = ["N inputs × M outputs", "forward", "reverse", "auto picks", "right?", "reason"]
+    return ("### Mode selection: Jacobian of tanh(W x + b), Python path\n\n" + table(header, rows)
+            + "\n\nThe compiled path has forward mode only so far (no compiled tape), so auto "
+              "picks forward there.")
+
+
+def sweep(min_time):
+    points = []
+    for n_in in (1, 3, 10, 30, 100, 300, 1000, 3000, 10000):
+        n_out = max(1, 10000 // n_in)
+        forward, reverse, decision = measure(n_in, n_out, min_time)
+        points.append((n_in, n_out, forward, reverse, decision.costs["forward"], decision.costs["reverse"]))
+    return points
+
+
+def plot(points):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed (pip install -e '.[bench]'): no plot")
+        return
+    ratio = [n / m for n, m, *_ in points]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.loglog(ratio, [p[2] for p in points], "o-", label="forward (measured)")
+    ax.loglog(ratio, [p[3] for p in points], "s-", label="reverse (measured)")
+    ax.loglog(ratio, [p[4] for p in points], ":", color="C0", label="forward (cost model)")
+    ax.loglog(ratio, [p[5] for p in points], ":", color="C1", label="reverse (cost model)")
+    ax.set_xlabel("N / M  (N·M = 10⁴)")
+    ax.set_ylabel("seconds per Jacobian")
+    ax.set_title("tanh(W x + b): forward vs reverse, Python path")
+    ax.legend()
+    fig.tight_layout()
+    RESULTS.mkdir(exist_ok=True)
+    fig.savefig(RESULTS / "modes.png", dpi=120)
+
+
+def calibrate(min_time):
+    """Least-squares fit of the cost model's constants on chains of elementwise operations
+    and matrix products of several sizes (ops and floats counted from the tape)."""
+    forward_rows, forward_t, record_rows, record_t, sweep_rows, sweep_t = [], [], [], [], [], []
+    for size in (1, 10, 100, 1000, 10000):
+        for depth in (5, 20):
+            def f(x, depth=depth):
+                for _ in range(depth):
+                    x = np.sin(x) * 1.01
+                return np.sum(x)
+            x = np.linspace(0.1, 0.9, size)
+            _, _, ops, floats = _measure(f, (x,), 0)
+            for width in sorted({1, min(size, 8), min(size, 64)}):
+                seed = np.zeros((size, width))
+                seed[np.arange(min(size, width)), np.arange(min(size, width))] = 1.0
+                one_pass = per_call(lambda: f(dualad.Dual(x, seed)), min_time=min_time, repeats=3)
+                forward_rows.append([ops, floats * width])
+                forward_t.append(one_pass)
+            value, pullback = dualad.vjp(f, x)
+            record = per_call(lambda: dualad.vjp(f, x), min_time=min_time, repeats=3)
+            sweep = per_call(pullback, 1.0, min_time=min_time, repeats=3)
+            record_rows.append([ops, floats])
+            record_t.append(record)
+            sweep_rows.append([ops, floats])
+            sweep_t.append(sweep)
+
+    def fit(rows, times):
+        # relative least squares: each measurement weighs the same whatever its size
+        a = np.array(rows, float) / np.array(times)[:, None]
+        coef, *_ = np.linalg.lstsq(a, np.ones(len(times)), rcond=None)
+        return np.maximum(coef, 1e-12)
+
+    (op_f, float_f), (op_r, float_r), (op_s, float_s) = (fit(forward_rows, forward_t),
+                                                         fit(record_rows, record_t),
+                                                         fit(sweep_rows, sweep_t))
+    # the transforms' fixed costs: a one-op function, one pass (N = 1) and 1000 sweeps (M = 1000)
+    x = np.linspace(0.1, 0.9, 1000)
+    one_pass = per_call(dualad.jacobian(lambda t: t * 2.0, mode="forward"), x[:1], min_time=min_time)
+    sweeps = per_call(dualad.jacobian(lambda t: t * 2.0, mode="reverse"), x, min_time=min_time)
+    pass_fixed = max(one_pass - op_f - 2 * float_f, 0.0)
+    sweep_fixed = max(sweeps / 1000 - op_s - 2000 * float_s / 1000, 0.0)
+    return (f"PASS = {pass_fixed:.2e}\nSWEEP = {sweep_fixed:.2e}\nOP_FORWARD = {op_f:.2e}\nFLOAT_FORWARD = {float_f:.2e}\nOP_RECORD = {op_r:.2e}\n"
+            f"FLOAT_RECORD = {float_r:.2e}\nOP_SWEEP = {op_s:.2e}\nFLOAT_SWEEP = {float_s:.2e}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--calibrate", action="store_true")
+    args = parser.parse_args(argv)
+    min_time = 0.01 if args.quick else 0.05
+    if args.calibrate:
+        print(calibrate(min_time))
+        return
+    text = run(min_time)
+    print(text)
+    save("modes", text)
+    if not args.quick:
+        plot(sweep(min_time))
+
+
+if __name__ == "__main__":
+    main()

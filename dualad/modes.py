@@ -1,0 +1,152 @@
+"""Choosing forward or reverse mode from the shapes: a small, calibrated cost model.
+
+For f: R^N -> R^M, recorded once on a tape with `ops` operations whose results hold `E`
+floats in all (so E/ops is the typical array size):
+
+    forward   passes × (PASS + ops · OP_FORWARD + E · width · FLOAT_FORWARD)
+                                                                  passes = ceil(N / width)
+    reverse   ops · OP_RECORD + E · FLOAT_RECORD
+              + M × (SWEEP + ops · OP_SWEEP + E · FLOAT_SWEEP)    one sweep per output
+
+width is the chunk (partials carried per pass). The constants are seconds per operation
+and per float on the Python path (PASS and SWEEP: the fixed cost of one pass and of one
+sweep in the transforms), measured on this project's 2-core machine by
+`python benchmarks/modes.py --calibrate`, which prints new values for them; rerun it on a
+different machine and paste its output here. The tape of the recording run is also the
+memory reverse mode needs (E floats plus the partials it keeps, reported as `tape_floats`).
+
+The compiled path has only forward mode so far (no compiled tape yet), so it always
+chooses forward.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from .number import primal
+
+__all__ = ["choose_mode", "choose_hessian_mode", "ModeDecision"]
+
+# Seconds, Python path, measured 2026-11-22 (see the module docstring for how to recalibrate).
+PASS = 1.71e-05
+SWEEP = 5.60e-06
+OP_FORWARD = 5.09e-06
+FLOAT_FORWARD = 8.93e-10
+OP_RECORD = 5.29e-06
+FLOAT_RECORD = 3.79e-09
+OP_SWEEP = 1.76e-06
+FLOAT_SWEEP = 2.52e-10
+
+
+@dataclasses.dataclass(frozen=True)
+class ModeDecision:
+    """What choose_mode picked, the estimated seconds of each mode, and why."""
+
+    mode: str
+    costs: dict
+    reason: str
+    n_in: int
+    n_out: int
+    chunk: int
+    ops: int
+    tape_floats: int
+
+    def __str__(self):
+        return self.reason
+
+
+def _forward_cost(n_in, ops, floats, width):
+    passes = math.ceil(max(n_in, 1) / width)
+    return passes * (PASS + ops * OP_FORWARD + floats * width * FLOAT_FORWARD), passes
+
+
+def _reverse_cost(n_out, ops, floats):
+    return ops * OP_RECORD + floats * FLOAT_RECORD + n_out * (SWEEP + ops * OP_SWEEP + floats * FLOAT_SWEEP)
+
+
+def choose_mode(f=None, *args, argnums=0, n_in=None, n_out=None, chunk=None, ops=None,
+                floats=None, compiled=None):
+    """Decide between forward and reverse mode for the Jacobian of f at args.
+
+        choose_mode(f, x)                     records f once to count N, M and its tape
+        choose_mode(n_in=1000, n_out=1)       from the shapes alone (f taken as one op)
+
+    Returns a ModeDecision: .mode ("forward" or "reverse"), .costs (estimated seconds per
+    mode), .reason (one line). compiled=True (default: f is a numba function) means the
+    compiled path, where forward is the only mode.
+    """
+    from .transforms import default_chunk
+    from .twin import is_dispatcher
+
+    compiled = is_dispatcher(f) if compiled is None else compiled
+    if f is not None:
+        n_in, n_out_seen, ops, floats = _measure(f, args, argnums)
+        n_out = n_out_seen if n_out is None else n_out
+    if n_in is None or n_out is None:
+        raise TypeError("choose_mode needs f and its arguments, or n_in= and n_out=")
+    ops = 1 if ops is None else max(ops, 1)
+    floats = (n_in + n_out) if floats is None else floats
+    width = chunk or default_chunk(n_in)
+    forward, passes = _forward_cost(n_in, ops, floats, width)
+    reverse = _reverse_cost(n_out, ops, floats)
+    costs = {"forward": forward, "reverse": reverse}
+    shape = f"N={n_in} input{'s' * (n_in != 1)}, M={n_out} output{'s' * (n_out != 1)}"
+    if compiled:
+        return ModeDecision("forward", {"forward": forward}, f"{shape}: the compiled path has "
+                            "forward mode only (no compiled tape yet)", n_in, n_out, width, ops, floats)
+    mode = "reverse" if reverse < forward else "forward"
+    sweeps = f"{n_out} sweep{'s' * (n_out != 1)}"
+    chunks = f"{passes} forward pass{'es' * (passes != 1)} of {width} partials"
+    verdict = (f"reverse needs {sweeps} vs {chunks}" if mode == "reverse"
+               else f"forward needs {chunks} vs {sweeps} of a {ops}-op tape")
+    reason = (f"{shape}: {verdict} (estimated {_fmt(costs[mode])} vs "
+              f"{_fmt(costs['forward' if mode == 'reverse' else 'reverse'])})")
+    return ModeDecision(mode, costs, reason, n_in, n_out, width, ops, floats)
+
+
+def choose_hessian_mode(f=None, *args, argnums=0, n_in=None, ops=None, floats=None):
+    """Decide how to compute a Hessian: "forward" (HyperDual blocks: b(b+1)/2 passes for
+    b = N/width blocks, each value carrying 2·width + width² parts) or "forward-over-reverse"
+    (N/width Dual passes through a tape: record and one sweep, every op on Duals)."""
+    from .transforms import default_chunk, default_hessian_chunk
+
+    if f is not None:
+        n_in, _, ops, floats = _measure(f, args, argnums)
+    ops = 1 if ops is None else max(ops, 1)
+    floats = 2 * n_in if floats is None else floats
+    width = default_hessian_chunk(n_in)
+    blocks = math.ceil(n_in / width)
+    hyper = blocks * (blocks + 1) / 2 * (ops * OP_FORWARD + floats * (2 * width + width ** 2) * FLOAT_FORWARD)
+    dual_width = default_chunk(n_in)
+    passes = math.ceil(n_in / dual_width)
+    over = passes * (ops * (OP_RECORD + OP_SWEEP + 2 * OP_FORWARD)
+                     + floats * (1 + dual_width) * (FLOAT_RECORD + FLOAT_SWEEP + FLOAT_FORWARD))
+    costs = {"forward": hyper, "forward-over-reverse": over}
+    mode = min(costs, key=costs.get)
+    reason = (f"Hessian of N={n_in} inputs: {mode} (estimated {_fmt(costs[mode])}; HyperDual "
+              f"blocks {_fmt(hyper)}, forward-over-reverse {_fmt(over)})")
+    return ModeDecision(mode, costs, reason, n_in, 1, width, ops, floats)
+
+
+def _measure(f, args, argnums):
+    """(N, M, ops, floats): f recorded once on a tape."""
+    from .reverse import Tape, Traced, leaf
+    from .transforms import _Inputs
+    from .twin import python_twin
+
+    f = python_twin(f)
+    inputs = _Inputs(f, args, argnums)
+    tape = Tape()
+    out = inputs.call(lambda k, x: leaf(x, tape))
+    value = out.value if isinstance(out, Traced) else primal(out)
+    return inputs.n, int(np.size(value)), len(tape), tape.floats
+
+
+def _fmt(seconds):
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"

@@ -1,0 +1,108 @@
+"""The tape: what reverse mode records while f runs, and the backward sweep.
+
+Every operation on a traced array appends one node: the ids of its traced operands and
+its vector-Jacobian product, a closure over the local partials it needs (for an
+elementwise rule, the rule's first partials evaluated in the forward run; for a
+selection such as indexing, only positions). The sweep walks the nodes once from the
+output back to the inputs, handing each node its output's cotangent and adding what it
+returns onto its operands' cotangents:
+
+    cotangent(operand) += vjp(cotangent(node))          cost O(cost of f), memory O(nodes)
+
+Cotangents are ndarrays, or forward numbers when a forward transform runs outside this
+one (forward-over-reverse Hessians); the helpers below work on both.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..number import ForwardNumber, assign, new_tag
+
+__all__ = ["Tape", "unbroadcast", "scatter_add", "zeros_like_cotangent"]
+
+
+class Tape:
+    """Nodes in the order they were recorded; node i's operands all have ids < i."""
+
+    def __init__(self):
+        self.tag = new_tag()  # newer than every tape and forward transform before it
+        self.operands: list = []   # node id -> tuple of operand node ids
+        self.vjps: list = []       # node id -> cotangent -> tuple of operand cotangents (None = 0)
+        self.floats = 0            # floats held by the recorded values (the tape's memory)
+
+    def record(self, operands, vjp, floats=0):
+        self.floats += floats
+        self.operands.append(tuple(operands))
+        self.vjps.append(vjp)
+        return len(self.operands) - 1
+
+    def __len__(self):
+        return len(self.operands)
+
+    def backward(self, output, cotangent, wanted):
+        """Cotangents of the nodes in `wanted` (a list of ids) given output's cotangent.
+
+        Nodes after `output` cannot influence it and are skipped; a node's cotangent is
+        dropped once it has been passed on, so memory holds only the live frontier."""
+        pending = {output: cotangent}
+        wanted_set = set(wanted)
+        found = {}
+        for node in range(output, -1, -1):
+            c = pending.pop(node, None)
+            if c is None:
+                continue
+            if node in wanted_set:
+                found[node] = c
+            vjp = self.vjps[node]
+            if vjp is None:  # an input: nothing further back
+                continue
+            for operand, oc in zip(self.operands[node], vjp(c)):
+                if oc is None:
+                    continue
+                previous = pending.get(operand)
+                pending[operand] = oc if previous is None else previous + oc
+        return [found.get(node) for node in wanted]
+
+
+def unbroadcast(g, shape):
+    """Sum g over the axes along which an operand of `shape` was broadcast to g's shape."""
+    shape = tuple(shape)
+    g_shape = np.shape(g)
+    if g_shape == shape:
+        return g
+    lead = len(g_shape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and g_shape[lead + i] != 1)
+    g = np.sum(g, axis=axes, keepdims=True) if axes else g
+    return np.reshape(g, shape)
+
+
+def zeros_like_cotangent(shape, c):
+    """Zeros of `shape` that can receive the entries of cotangent c (float or forward)."""
+    zeros = np.zeros(shape)
+    return c.constant(zeros) if isinstance(c, ForwardNumber) else zeros
+
+
+def scatter_add(size, positions, c):
+    """out (size,) with out[positions[k]] += c[k] for every k (positions may repeat)."""
+    positions = np.ravel(positions)
+    if isinstance(c, ForwardNumber):
+        flat = np.reshape(c, (-1,))
+        return flat.map_linear(lambda a, k: _scatter(size, positions, a, k))
+    return _scatter(size, positions, np.ravel(c), 0)
+
+
+def _scatter(size, positions, values, n_trailing):
+    out = np.zeros((size,) + values.shape[values.ndim - n_trailing:] if n_trailing else size)
+    np.add.at(out, positions, values)
+    return out
+
+
+def set_entries(c, index, item):
+    """A copy of c with c[index] = item (a cotangent being zeroed where values were overwritten)."""
+    if isinstance(c, ForwardNumber):
+        c = c.copy()
+    else:
+        c = np.array(c, dtype=np.float64, copy=True)
+    return assign(c, index, item)

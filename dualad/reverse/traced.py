@@ -1,0 +1,254 @@
+"""Traced: a float or array of f's computation under reverse mode, recorded on a tape.
+
+A traced value is its ``value`` (a float, an ndarray, or a number of an older layer) and the
+id of the tape node that made it. Operations make new nodes:
+
+  * elementwise rules: the node keeps the rule's first partials, evaluated in this run,
+    and its VJP is  cotangent(x_k) = Σ_broadcast ∂y/∂x_k · cotangent(y);
+  * selections (indexing, reshape, transpose, roll, stack, concatenate, where, item
+    assignment, ...): each output entry is one input entry or a constant. Running the same
+    operation on integer position arrays tells which, once, and the VJP adds the output's
+    cotangent back onto those positions (`select`);
+  * the rest (sums, einsum and friends, linear algebra) in ``functions.py``.
+
+Mutation follows NumPy. ``y[i] = v`` records a new node for y (the old entries at i get no
+cotangent from later uses). A basic-indexing result that NumPy would make a view (``y[1:]``,
+``y.T``, ``y.reshape(...)``) remembers where its entries live in its base array: writing
+through it writes the base, and reading it after the base changed reads the new entries.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..number import ArrayLike, assign, leader_of
+from .tape import scatter_add, set_entries, unbroadcast, zeros_like_cotangent
+
+__all__ = ["Traced", "leaf", "split", "record", "select", "FUNCTIONS"]
+
+# NumPy function -> implementation on traced arrays; filled by functions.py.
+FUNCTIONS: dict = {}
+
+
+class Traced(ArrayLike):
+    """A value on a reverse-mode tape."""
+
+    __slots__ = ("_value", "_node", "tape", "_version", "_base", "_positions", "_position_fn",
+                 "_base_version")
+    __array_priority__ = 100  # ndarray ⊕ traced defers to the traced operand
+    _functions = FUNCTIONS
+
+    def __init__(self, value, tape, node):
+        self._value, self._node, self.tape = value, node, tape
+        self._version = 0  # bumped on every write, so views of this array can resync
+        # a view: the root array it reads, since which root version, and where its entries
+        # sit in the root (flat positions, computed on first need by _position_fn)
+        self._base = self._positions = self._position_fn = self._base_version = None
+
+    @classmethod
+    def _leads(cls, leader):
+        return isinstance(leader, Traced)
+
+    @property
+    def tag(self):
+        return self.tape.tag
+
+    @property
+    def value(self):
+        self._sync()
+        return self._value
+
+    @property
+    def node(self):
+        self._sync()
+        return self._node
+
+    def __repr__(self):
+        return f"Traced(value={self.value!r}, node={self.node})"
+
+    def _apply_rule(self, rule, args):
+        return apply_rule(rule, args)
+
+    # ---- indexing, views and mutation --------------------------------------------------
+    def __getitem__(self, index):
+        if isinstance(index, ArrayLike) or (isinstance(index, tuple) and any(isinstance(i, ArrayLike) for i in index)):
+            raise TypeError("a traced value cannot be used as an index: indices are not "
+                            "differentiable; use int(dualad.primal(i)) if you mean its value")
+        if not _is_basic(index):
+            return select(lambda arrays: arrays[0][index], [self], self.tape)
+        # basic indexing: the VJP writes the cotangent into zeros (no position arrays), and
+        # the result is a view, as in NumPy
+        value, node = self.value, self.node
+        shape = np.shape(value)
+        result = record(self.tape, value[index], (node,),
+                        lambda c: (assign(zeros_like_cotangent(shape, c), index, c),))
+        if np.ndim(result._value) > 0:
+            _make_view(result, self, lambda positions: positions[index])
+        return result
+
+    def __setitem__(self, index, item):
+        if self._base is not None:
+            # a view: the entries live in the base array
+            root = self._base
+            root._write(np.unravel_index(self._root_positions()[index], root.shape), item)
+            self._sync()
+            return
+        self._write(index, item)
+
+    def _root_positions(self):
+        """Flat positions of this array's entries in its root array (itself when not a view)."""
+        if self._base is None:
+            return np.arange(math.prod(np.shape(self._value)), dtype=np.intp).reshape(np.shape(self._value))
+        if self._positions is None:
+            self._positions, self._position_fn = np.asarray(self._position_fn()), None
+        return self._positions
+
+    def _write(self, index, item):
+        leader = leader_of((self, item))
+        if leader is not None and leader.tag > self.tag:
+            raise TypeError(
+                "cannot store a value of an inner transform into an array made outside it; "
+                "allocate the buffer inside the differentiated function, e.g. np.zeros_like(x)")
+        if np.ndim(self._value) == 0:
+            raise TypeError("cannot assign into an element of a scalar")
+        item_value, item_node = split(item, self.tape)
+        value = self._value.copy()
+        value = assign(value, index, item_value)
+        item_shape = np.shape(item_value)
+
+        def vjp(c):
+            kept = set_entries(c, index, 0.0)  # overwritten entries no longer reach the output
+            if item_node is None:
+                return (kept,)
+            return kept, unbroadcast(c[index], item_shape)
+
+        nodes = (self._node,) if item_node is None else (self._node, item_node)
+        self._value, self._node = value, self.tape.record(nodes, vjp)
+        self._version += 1
+
+    def _sync(self):
+        base = self._base
+        if base is not None and base._version != self._base_version:
+            positions = self._root_positions()
+            fresh = select(lambda arrays: arrays[0].reshape(-1)[positions.reshape(-1)].reshape(positions.shape),
+                           [base], base.tape)
+            self._value, self._node = fresh._value, fresh._node
+            self._base_version = base._version
+
+    def copy(self):
+        return select(lambda arrays: arrays[0].copy(), [self], self.tape)
+
+
+def leaf(value, tape):
+    """A new input (or constant buffer) on the tape: a node with nothing behind it."""
+    return Traced(value, tape, tape.record((), None, int(np.size(value))))
+
+
+def split(x, tape):
+    """(value, node) of x on this tape; node None when x is a constant for it."""
+    if isinstance(x, Traced) and x.tape is tape:
+        return x.value, x.node
+    if isinstance(x, np.ndarray) and x.dtype == object:
+        raise TypeError("an object array (np.array([...]) of traced values) cannot be "
+                        "differentiated: build it with np.stack([...]) instead")
+    return x, None
+
+
+def record(tape, value, nodes, vjp):
+    """A traced result: value, made from the given nodes; vjp(c) gives one cotangent per node."""
+    return Traced(value, tape, tape.record(nodes, vjp, int(np.size(value))))
+
+
+def leading_tape(args):
+    """The tape of the newest layer among args, or None when a forward layer is newer."""
+    leader = leader_of(args)
+    return leader.tape if isinstance(leader, Traced) else None
+
+
+def apply_rule(rule, args):
+    """An elementwise rule on traced operands: the node keeps the rule's first partials."""
+    tape = leading_tape(args)
+    if tape is None:
+        return NotImplemented
+    operands = [split(a, tape) for a in args]
+    xs = [v for v, _ in operands]
+    y = rule.value(*xs)
+    nodes, partials, shapes = [], [], []
+    with np.errstate(all="ignore"):
+        for k, (x, node) in enumerate(operands):
+            if node is None or rule.first[k] is None:
+                continue
+            nodes.append(node)
+            partials.append(rule.first[k](*xs, y))
+            shapes.append(np.shape(x))
+    if not nodes:
+        return y  # piecewise constant (floor, sign, ...) or all operands constant here
+
+    def vjp(c):
+        return tuple(unbroadcast(_times(p, c), shape) for p, shape in zip(partials, shapes))
+
+    return record(tape, y, nodes, vjp)
+
+
+def _times(partial, c):
+    # add and subtract have partials ±1: skip a multiplication over the whole array
+    if type(partial) is float and partial in (1.0, -1.0):
+        return c if partial == 1.0 else -c
+    return partial * c
+
+
+def select(fn, operands, tape, may_view=False):
+    """fn(list of arrays) where every output entry is one operand entry or a constant.
+
+    fn runs on the values, then on integer position arrays (constants at -1) to learn where
+    each output entry comes from; the VJP adds cotangents back to those positions. With
+    may_view, a result that NumPy makes a view of a single operand stays one (see module doc).
+    """
+    split_operands = [split(op, tape) for op in operands]
+    value = fn([v for v, _ in split_operands])
+    positions, pieces, total = [], [], 0
+    for v, node in split_operands:
+        shape = np.shape(v)
+        if node is None:
+            positions.append(np.full(shape, -1, dtype=np.intp))
+            continue
+        size = math.prod(shape)
+        positions.append(np.arange(total, total + size, dtype=np.intp).reshape(shape))
+        pieces.append((node, total, size, shape))
+        total += size
+    if not pieces:
+        return value
+    out_positions = np.asarray(fn(positions))
+    is_view = may_view and len(operands) == 1 and np.shares_memory(out_positions, positions[0])
+    kept = out_positions.reshape(-1)
+    mask = None if len(pieces) == len(operands) else kept >= 0
+    if mask is not None:
+        kept = kept[mask]
+
+    def vjp(c):
+        flat = np.reshape(c, (-1,))
+        gathered = scatter_add(total, kept, flat if mask is None else flat[mask])
+        return tuple(np.reshape(gathered[o:o + size], shape) for _, o, size, shape in pieces)
+
+    result = record(tape, value, [node for node, _, _, _ in pieces], vjp)
+    if is_view:
+        _make_view(result, operands[0], lambda positions: fn([positions]))
+    return result
+
+
+def _make_view(result, base, of_positions):
+    """Make result a view of base's root: of_positions maps base's root positions to result's."""
+    root = base._base if base._base is not None else base
+    result._base, result._base_version = root, root._version
+    result._position_fn = lambda: of_positions(base._root_positions())
+
+
+def _is_basic(index):
+    """Whether NumPy indexes with this by basic indexing (a view; no entry taken twice)."""
+    items = index if isinstance(index, tuple) else (index,)
+    return all(isinstance(i, (int, np.integer, slice)) or i is None or i is Ellipsis
+               for i in items) and not any(isinstance(i, (bool, np.bool_)) for i in items)
+
+
