@@ -7,9 +7,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import compiled  # noqa: E402
+import modes  # noqa: E402
 import python_path  # noqa: E402
 
-BENCHMARKS = [python_path, compiled]
+BENCHMARKS = [python_path, compiled, modes]
 
 
 def main(argv=None):

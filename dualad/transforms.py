@@ -217,10 +217,11 @@ def jacobian(f, argnums=0, mode="auto", chunk=None, jit=None):
     if _compiled_mode(f, jit, mode, ("forward", "reverse")):
         return jacfwd(f, argnums=argnums, chunk=chunk, jit=jit)
     f = python_twin(f)
+    decisions = {}
 
     @functools.wraps(f)
     def jacobian_fn(*args):
-        if _chosen(mode, f, args, argnums, chunk) == "reverse":
+        if _chosen(mode, args, decisions, lambda: _jacobian_mode(f, args, argnums, chunk)) == "reverse":
             return jacrev(f, argnums=argnums, jit=False)(*args)
         return jacfwd(f, argnums=argnums, chunk=chunk, jit=False)(*args)
 
@@ -237,10 +238,11 @@ def value_and_grad(f, argnums=0, chunk=None, jit=None, mode="auto"):
         kernels, f = _path(f, jit, argnums)
         return kernels.at_argnum(kernels.value_and_grad, f, argnums, chunk)
     f = python_twin(f)
+    decisions = {}
 
     @functools.wraps(f)
     def value_and_grad_fn(*args):
-        if _chosen(mode, f, args, argnums, chunk, n_out=1) == "reverse":
+        if _chosen(mode, args, decisions, lambda: _jacobian_mode(f, args, argnums, chunk, 1)) == "reverse":
             value, pullback = _vjp(f, args, argnums, "grad")
             _check_scalar(value, f, "grad")
             return value, pullback(np.float64(1.0))
@@ -369,16 +371,35 @@ def _compiled_mode(f, jit, mode, allowed):
     return True
 
 
-def _chosen(mode, f, args, argnums, chunk, n_out=None):
-    """The mode to run: mode itself, or choose_mode's pick for "auto" (forward when a chunk
-    is given: the chunk is forward mode's parameter)."""
+def _chosen(mode, args, decisions, choose):
+    """The mode to run: mode itself, or for "auto" choose()'s pick, which depends on f and
+    the shapes only: each transform keeps its picks in `decisions`, keyed by the argument
+    shapes, so f is recorded for a decision once."""
     if mode != "auto":
         return mode
+    key = tuple(("layer", a.shape) if is_layer(a) else np.shape(a) for a in args)
+    if key not in decisions:
+        decisions[key] = choose()
+    return decisions[key]
+
+
+def _hessian_mode(f, args, argnums):
+    """choose_hessian_mode's pick; HyperDual blocks for a tuple of argnums (the only mode
+    that gives the tuple of blocks)."""
+    if isinstance(argnums, (tuple, list)):
+        return "forward"
+    from .modes import choose_hessian_mode
+
+    return choose_hessian_mode(f, *args, argnums=argnums).mode
+
+
+def _jacobian_mode(f, args, argnums, chunk, n_out=None):
+    """choose_mode's pick; forward when a chunk is given (the chunk is forward mode's)."""
     if chunk is not None:
         return "forward"
     from .modes import choose_mode
 
-    return choose_mode(f, *args, argnums=argnums, chunk=chunk, n_out=n_out).mode
+    return choose_mode(f, *args, argnums=argnums, n_out=n_out).mode
 
 
 def jvp(f, primals, tangents):
@@ -474,14 +495,11 @@ def hessian(f, argnums=0, chunk=None, jit=None, mode="auto"):
     f = python_twin(f)
     forward_over_reverse = jacfwd(grad(f, argnums=argnums, jit=False, mode="reverse"),
                                   argnums=argnums, chunk=chunk, jit=False)
+    decisions = {}
 
     @functools.wraps(f)
     def hessian_fn(*args):
-        chosen = mode
-        if mode == "auto":
-            from .modes import choose_hessian_mode
-
-            chosen = choose_hessian_mode(f, *args, argnums=argnums).mode
+        chosen = _chosen(mode, args, decisions, lambda: _hessian_mode(f, args, argnums))
         if chosen == "forward-over-reverse":
             if isinstance(argnums, (tuple, list)):
                 raise ValueError("hessian(mode='forward-over-reverse') takes a single argnums; "
