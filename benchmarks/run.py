@@ -6,11 +6,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import checkpoint  # noqa: E402
 import compiled  # noqa: E402
 import modes  # noqa: E402
 import python_path  # noqa: E402
 
-BENCHMARKS = [python_path, compiled, modes]
+BENCHMARKS = [python_path, compiled, modes, checkpoint]
 
 
 def main(argv=None):

@@ -12,6 +12,7 @@ from .dual import Dual
 from .hyperdual import HyperDual
 from .number import primal
 from .modes import ModeDecision, choose_mode
+from .reverse import checkpoint, checkpointed_loop
 from .transforms import (default_chunk, default_hessian_chunk, derivative, grad, hessian, hvp,
                          jacfwd, jacobian, jacrev, jvp, second_derivative, value_and_grad, vjp)
 
@@ -22,4 +23,4 @@ __version__ = "0.1.0"
 __all__ = ["Dual", "HyperDual", "primal", "stop_gradient", "math", "rules", "jvp",
            "derivative", "second_derivative", "grad", "value_and_grad", "jacfwd", "jacobian",
            "hessian", "hvp", "default_chunk", "default_hessian_chunk", "vjp", "jacrev",
-           "choose_mode", "ModeDecision"]
+           "choose_mode", "ModeDecision", "checkpoint", "checkpointed_loop"]

@@ -112,8 +112,16 @@ def _replace_zero(x):
     return select(x == 0, 1.0, x)
 
 
+def is_scalar_two(z):
+    """Whether z is the plain number 2: not an array, and not a dual number, whose value may
+    be 2 while its derivative still matters (the compiled path overloads this)."""
+    return isinstance(z, (int, float, np.number)) and z == 2
+
+
 def _pow_dx(x, z, y):
-    return select(z == 0, 0.0, z * x ** (z - 1))
+    # x ** (z - 1) for z = 2 is x itself: skip the copy NumPy makes for x ** 1 (squares are
+    # the commonest power, and this is a whole pass over the array in reverse mode).
+    return select(z == 0, 0.0, z * (x if is_scalar_two(z) else x ** (z - 1)))
 
 
 def _pow_dxx(x, z, y):

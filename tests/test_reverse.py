@@ -156,3 +156,11 @@ def test_choose_mode_on_the_compiled_path_is_forward():
 def test_choose_hessian_mode():
     assert choose_hessian_mode(rosen, np.ones(4)).mode == "forward"
     assert choose_hessian_mode(rosen, np.ones(2000)).mode == "forward-over-reverse"
+
+
+def test_square_shortcut_keeps_a_dual_exponents_derivative():
+    """x ** 2 skips computing x ** 1, but not when the exponent is a dual whose value is 2."""
+    v = np.array([1.7, 2.0])
+    mixed = 1.7 * (1 + 2 * np.log(1.7))  # ∂²(x^z)/∂x∂z at z = 2
+    for mode in ("forward", "forward-over-reverse"):
+        assert dualad.hessian(lambda u: u[0] ** u[1], mode=mode)(v)[0, 1] == pytest.approx(mixed, rel=1e-14)

@@ -55,6 +55,13 @@ def _on_floats(fn):
     return choose
 
 
+@overload(rules.is_scalar_two)
+def _is_scalar_two(z):
+    if isinstance(z, NUMBER):
+        return lambda z: z == 2
+    return None
+
+
 overload(rules.erf)(_on_floats(math.erf))
 overload(rules.erfc)(_on_floats(math.erfc))
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..number import ForwardNumber, assign, new_tag
+from ..number import ForwardNumber, assign, is_layer, new_tag
 
-__all__ = ["Tape", "unbroadcast", "scatter_add", "zeros_like_cotangent"]
+__all__ = ["Tape", "Scattered", "unbroadcast", "scatter_add", "zeros_like_cotangent", "set_entries"]
 
 
 class Tape:
@@ -46,10 +46,12 @@ class Tape:
         Nodes after `output` cannot influence it and are skipped; a node's cotangent is
         dropped once it has been passed on, so memory holds only the live frontier."""
         pending = {output: cotangent}
+        owned = set()  # nodes whose pending cotangent is an array this sweep made: writable in place
         wanted_set = set(wanted)
         found = {}
         for node in range(output, -1, -1):
             c = pending.pop(node, None)
+            owned.discard(node)
             if c is None:
                 continue
             if node in wanted_set:
@@ -61,8 +63,36 @@ class Tape:
                 if oc is None:
                     continue
                 previous = pending.get(operand)
-                pending[operand] = oc if previous is None else previous + oc
+                if isinstance(oc, Scattered):
+                    # a slice's cotangent: add it in place into an array we own
+                    if previous is None:
+                        previous = zeros_like_cotangent(oc.shape, oc.values)
+                    elif operand not in owned:
+                        previous = previous.copy() if isinstance(previous, ForwardNumber) else np.array(previous)
+                    pending[operand] = oc.add_into(previous)
+                    owned.add(operand)
+                elif previous is None:
+                    pending[operand] = oc  # may be shared with another node: not owned
+                else:
+                    pending[operand] = previous + oc
+                    owned.add(operand)
         return [found.get(node) for node in wanted]
+
+
+class Scattered:
+    """A cotangent that is zero except at a basic index of an array of `shape` (the VJP of
+    indexing): the sweep adds it into the operand's cotangent without building the zeros."""
+
+    __slots__ = ("shape", "index", "values")
+
+    def __init__(self, shape, index, values):
+        self.shape, self.index, self.values = shape, index, values
+
+    def add_into(self, target):
+        if isinstance(target, ForwardNumber) or is_layer(self.values):
+            return assign(target, self.index, target[self.index] + self.values)
+        target[self.index] += self.values  # basic indexing: no entry twice
+        return target
 
 
 def unbroadcast(g, shape):

@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from ..number import ArrayLike, assign, leader_of
-from .tape import scatter_add, set_entries, unbroadcast, zeros_like_cotangent
+from .tape import Scattered, scatter_add, set_entries, unbroadcast
 
 __all__ = ["Traced", "leaf", "split", "record", "select", "FUNCTIONS"]
 
@@ -82,8 +82,7 @@ class Traced(ArrayLike):
         # the result is a view, as in NumPy
         value, node = self.value, self.node
         shape = np.shape(value)
-        result = record(self.tape, value[index], (node,),
-                        lambda c: (assign(zeros_like_cotangent(shape, c), index, c),))
+        result = record(self.tape, value[index], (node,), lambda c: (Scattered(shape, index, c),))
         if np.ndim(result._value) > 0:
             _make_view(result, self, lambda positions: positions[index])
         return result
