@@ -137,7 +137,7 @@ def _row(name, make_kernel, reference, x, repeat, reps, min_time, extra=(), expe
     kernel(x, *extra)
     cold = time.perf_counter() - start
     expected = reference(x, *extra) if expected is None else expected
-    np.testing.assert_allclose(kernel(x, *extra), expected, rtol=1e-12)
+    np.testing.assert_allclose(kernel(x, *extra), expected, rtol=1e-12, atol=1e-12)
     t_reference = in_loop(reference_repeat or repeat, reference, x, reps, min_time)
     t_kernel = in_loop(repeat, kernel, x, reps, min_time)
     return [name, fmt_time(t_reference), fmt_time(t_kernel), f"{t_kernel / t_reference:.2f}×",
@@ -158,6 +158,10 @@ def run(sizes, min_time, reps):
         for chunk in [None] + ([x.size] if x.size <= 12 and x.size != default else []):
             rows.append(_row(f"{name} (chunk {chunk or default})", lambda: dualad.grad(f, chunk=chunk),
                              hand, x, _repeat_array, reps, min_time))
+    for n in [n for n in sizes if n >= 100] + [10 ** 4]:
+        rows.append(_row(f"Rosenbrock gradient, n = {n}, reverse mode (compiled tape)",
+                         lambda: dualad.grad(rosen, mode="reverse"), rosen_grad_hand,
+                         np.linspace(-1.2, 1.2, n), _repeat_array, max(reps // 10, 1), min_time))
     for f, kind in ((rosen, "HyperDual"), (rosen_vec, "arrays of HyperDuals")):
         for chunk in (10, None):
             rows.append(_row(f"Rosenbrock Hessian ({kind}), n = 10 (chunk {chunk or default})",

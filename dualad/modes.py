@@ -15,8 +15,9 @@ sweep in the transforms), measured on this project's 2-core machine by
 different machine and paste its output here. The tape of the recording run is also the
 memory reverse mode needs (E floats plus the partials it keeps, reported as `tape_floats`).
 
-The compiled path has only forward mode so far (no compiled tape yet), so it always
-chooses forward.
+On the compiled path auto means forward: its tape (mode="reverse") records scalar code
+only, while compiled forward mode also runs array code, so forward is the mode that always
+compiles. Ask for mode="reverse" on large scalar-loop gradients.
 """
 
 from __future__ import annotations
@@ -95,8 +96,9 @@ def choose_mode(f=None, *args, argnums=0, n_in=None, n_out=None, chunk=None, ops
     costs = {"forward": forward, "reverse": reverse}
     shape = f"N={n_in} input{'s' * (n_in != 1)}, M={n_out} output{'s' * (n_out != 1)}"
     if compiled:
-        return ModeDecision("forward", {"forward": forward}, f"{shape}: the compiled path has "
-                            "forward mode only (no compiled tape yet)", n_in, n_out, width, ops, floats)
+        return ModeDecision("forward", {"forward": forward}, f"{shape}: compiled auto is forward "
+                            "mode, which compiles array code too (mode='reverse' records scalar "
+                            "code on a compiled tape)", n_in, n_out, width, ops, floats)
     mode = "reverse" if reverse < forward else "forward"
     sweeps = f"{n_out} sweep{'s' * (n_out != 1)}"
     chunks = f"{passes} forward pass{'es' * (passes != 1)} of {width} partials"

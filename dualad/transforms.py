@@ -214,7 +214,10 @@ def jacobian(f, argnums=0, mode="auto", chunk=None, jit=None):
     mode: "forward" (Dual passes, N/chunk of them), "reverse" (a tape and one sweep per
     output entry) or "auto" (dualad.choose_mode decides from N, M and the tape).
     """
-    if _compiled_mode(f, jit, mode, ("forward", "reverse")):
+    compiled = _compiled_mode(f, jit, mode, ("forward", "reverse"))
+    if compiled == "reverse":
+        return grad(f, argnums=argnums, jit=jit, mode="reverse")  # scalar outputs: J = ∇f
+    if compiled:
         return jacfwd(f, argnums=argnums, chunk=chunk, jit=jit)
     f = python_twin(f)
     decisions = {}
@@ -234,8 +237,11 @@ def value_and_grad(f, argnums=0, chunk=None, jit=None, mode="auto"):
     mode: "forward", "reverse" (one sweep of a tape) or "auto" (dualad.choose_mode).
     Given a numba dispatcher (or jit=True) it returns a compiled (forward-mode) kernel.
     """
-    if _compiled_mode(f, jit, mode, ("forward", "reverse")):
+    compiled = _compiled_mode(f, jit, mode, ("forward", "reverse"))
+    if compiled:
         kernels, f = _path(f, jit, argnums)
+        if compiled == "reverse":
+            return kernels.at_argnum(_compiled_tape().value_and_grad, f, argnums)
         return kernels.at_argnum(kernels.value_and_grad, f, argnums, chunk)
     f = python_twin(f)
     decisions = {}
@@ -259,8 +265,11 @@ def grad(f, argnums=0, chunk=None, jit=None, mode="auto"):
     mode: "forward", "reverse" or "auto". Given a numba dispatcher (or jit=True) it returns
     a compiled (forward-mode) kernel.
     """
-    if _compiled_mode(f, jit, mode, ("forward", "reverse")):
+    compiled = _compiled_mode(f, jit, mode, ("forward", "reverse"))
+    if compiled:
         kernels, f = _path(f, jit, argnums)
+        if compiled == "reverse":
+            return kernels.at_argnum(_compiled_tape().grad, f, argnums)
         return kernels.at_argnum(kernels.grad, f, argnums, chunk)
     f = python_twin(f)
     vg = value_and_grad(f, argnums=argnums, chunk=chunk, jit=False, mode=mode)
@@ -350,9 +359,15 @@ def _stack_rows(rows, out_shape):
 # ---- choosing a mode ----------------------------------------------------------------------------------
 _MODES = ("auto", "forward", "reverse", "forward-over-reverse")
 _NO_COMPILED_REVERSE = (
-    "reverse mode has no compiled kernel yet: pass jit=False to run it on the Python path "
-    "(a numba function is differentiated through its pure-Python twin), or mode='forward' for "
-    "a compiled forward-mode kernel")
+    "this mode has no compiled kernel: pass jit=False to run it on the Python path (a numba "
+    "function is differentiated through its pure-Python twin), or mode='forward' for a "
+    "compiled forward-mode kernel")
+
+
+def _compiled_tape():
+    from .jit import tape  # lazy: numba's types and the compiled tape
+
+    return tape
 
 
 def _runs_compiled(f, jit):
@@ -360,15 +375,19 @@ def _runs_compiled(f, jit):
 
 
 def _compiled_mode(f, jit, mode, allowed):
-    """Whether the transform returns a compiled kernel (forward mode, the compiled path's
-    mode); checks mode."""
+    """The compiled kernel's mode ("forward" or "reverse"), or None on the Python path.
+
+    On the compiled path "auto" means forward: compiled reverse mode records scalar code
+    only, and forward mode compiles array code too."""
     if mode not in ("auto",) + tuple(allowed):
         raise ValueError(f"mode={mode!r}; choose one of {('auto',) + tuple(allowed)}")
     if not _runs_compiled(f, jit):
-        return False
-    if mode not in ("auto", "forward"):
-        raise NotImplementedError(_NO_COMPILED_REVERSE)
-    return True
+        return None
+    if mode in ("auto", "forward"):
+        return "forward"
+    if mode == "reverse":
+        return "reverse"
+    raise NotImplementedError(_NO_COMPILED_REVERSE)
 
 
 def _chosen(mode, args, decisions, choose):

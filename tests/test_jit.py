@@ -270,7 +270,8 @@ def _point(rule):
 
 @pytest.mark.parametrize("name", sorted(RULES))
 def test_every_rule_compiled_matches_python(name):
-    """Each compiled entry point (np.*, math.*, operator) equals the Python path's np.* one."""
+    """Each compiled entry point (np.*, math.*, operator) equals the Python path's np.* one,
+    on duals, hyper-duals and the compiled tape."""
     rule = RULES[name]
     pt = np.array(_point(rule))
     numpy_entry = rule.ufunc if rule.ufunc is not None else rule.value
@@ -286,6 +287,8 @@ def test_every_rule_compiled_matches_python(name):
         else:
             fn = numba.njit(lambda v: entry(v[0], v[1]))
         np.testing.assert_allclose(dualad.grad(fn)(pt), expected, rtol=1e-14, err_msg=f"{name} via {entry}")
+        np.testing.assert_allclose(dualad.grad(fn, mode="reverse")(pt), expected, rtol=1e-14,
+                                   err_msg=f"{name} via {entry}, compiled tape")
         np.testing.assert_allclose(dualad.hessian(fn)(pt), expected_hessian, rtol=1e-13, atol=1e-300,
                                    err_msg=f"{name} second partials via {entry}")
 
@@ -396,3 +399,60 @@ def test_builtins_stack_concatenate_and_dualad_math_compiled():
                                dualad.grad(_builtins_and_joins, jit=False)(x), rtol=1e-14)
     np.testing.assert_allclose(dualad.hessian(_builtins_and_joins, chunk=3)(x),
                                dualad.hessian(_builtins_and_joins, jit=False)(x), rtol=1e-13, atol=1e-15)
+
+
+# ---- compiled reverse mode: the tape inside numba ---------------------------------------------------------
+@numba.njit
+def _iterates_scalars(x):
+    total = 0.0
+    for xi in x:                 # iteration over the active input
+        total += xi ** 3
+    for xi in x[1::2]:           # and over a slice of it
+        total += math.sin(xi) * x[0]
+    return total
+
+
+@pytest.mark.parametrize("f", [rosen_loop, textbook, _scalar_mix, _iterates_scalars],
+                         ids=["rosen", "textbook", "mix", "iterates"])
+def test_compiled_reverse_equals_forward_and_python(f):
+    x = X5[:2] + 2.5 if f is textbook else X5
+    reverse = dualad.grad(f, mode="reverse")
+    assert hasattr(reverse, "py_func")
+    np.testing.assert_allclose(reverse(x), dualad.grad(f, mode="forward")(x), rtol=1e-13)
+    np.testing.assert_allclose(reverse(x), dualad.grad(f, jit=False, mode="reverse")(x), rtol=1e-13)
+    value, gradient = dualad.value_and_grad(f, mode="reverse")(x)
+    assert value == pytest.approx(f(x), rel=1e-15)
+    np.testing.assert_allclose(dualad.jacobian(f, mode="reverse")(x), gradient, rtol=1e-15)
+
+
+@numba.njit
+def _long_loop(x):
+    # far more nodes than the tape's first capacity (16 per input + 256): the kernel re-runs
+    total = 0.0
+    for step in range(2000):
+        total += math.sin(x[step % 2] * 0.001 * step) * x[1]
+    return total
+
+
+GR = dualad.grad(_long_loop, mode="reverse")
+
+
+@numba.njit
+def _calls_reverse_kernel(x):
+    return GR(x)[0] + GR(x * 2.0)[1]
+
+
+def test_compiled_reverse_grows_its_tape_and_is_callable_from_njit():
+    x = np.array([0.7, -0.3])
+    np.testing.assert_allclose(GR(x), dualad.grad(_long_loop, jit=False)(x), rtol=1e-12)
+    expected = dualad.grad(_long_loop, jit=False)(x)[0] + dualad.grad(_long_loop, jit=False)(2 * x)[1]
+    assert _calls_reverse_kernel(x) == pytest.approx(expected, rel=1e-12)
+    assert dualad.grad(numba.njit(lambda t: t ** 3 * math.sin(t)), mode="reverse")(0.7) == pytest.approx(
+        3 * 0.49 * math.sin(0.7) + 0.343 * math.cos(0.7), rel=1e-15)
+
+
+def test_compiled_reverse_on_array_code_names_the_fix():
+    with pytest.raises(numba.core.errors.TypingError, match="(?s)jit=False"):
+        dualad.grad(rosen_vec, mode="reverse")(X5)
+    with pytest.raises(NotImplementedError, match="jit=False"):
+        dualad.hessian(rosen_loop, mode="forward-over-reverse")

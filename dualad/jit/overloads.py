@@ -31,6 +31,17 @@ from .types import (ARRAYS, NUMBER, DualArrayType, DualType, HyperDualType, Hype
 DUAL_ARRAYS = ARRAYS  # arrays of Dual or HyperDual elements, stored or seeded
 SCALARS = (DualType, HyperDualType)
 DUALS = SCALARS + DUAL_ARRAYS
+# Scalar types that compare by value, refuse float() and take max/min, math.log and isnan:
+# the dual types, and the compiled tape's active scalar (register_by_value, from tape.py).
+_BY_VALUE = list(SCALARS)
+
+
+def register_by_value(scalar_type):
+    _BY_VALUE.append(scalar_type)
+
+
+def _by_value(t):
+    return isinstance(t, tuple(_BY_VALUE))
 
 # ---- helpers the rules call, given their scalar meaning ---------------------------------------
 
@@ -206,12 +217,18 @@ def _binary_scalar(rule):
             eps12 = tuple_outer_axpy(eps12, szz(a, b.value, y), b.eps1, eps2_of(b))
         return rebuild(b, y, tuple_scale(sb, b.eps1), tuple_scale(sb, eps2_of(b)), eps12)
 
+    return binary_chooser(rule.name, [(DualType, both, left, right),
+                                       (HyperDualType, hyper_both, hyper_left, hyper_right)])
+
+
+def binary_chooser(name, cases):
+    """The overload choice of a binary rule: cases are (scalar kind, impl for two of that
+    kind, impl for kind ⊕ number, impl for number ⊕ kind)."""
     def choose(a, b):
-        for kind, pair, one, other in ((DualType, both, left, right),
-                                       (HyperDualType, hyper_both, hyper_left, hyper_right)):
+        for kind, pair, one, other in cases:
             if isinstance(a, kind) and isinstance(b, kind):
                 if a != b:
-                    raise TypingError(f"{rule.name}: {a} and {b} meet (different partials)")
+                    raise TypingError(f"{name}: {a} and {b} meet (different partials)")
                 return pair
             if isinstance(a, kind) and isinstance(b, NUMBER):
                 return one
@@ -333,7 +350,7 @@ for _rule in RULES.values():
 def _log_with_base(numbers_too):
     """math.log(x[, base]); dualad.math.log also takes plain numbers (numba knows math's)."""
     def choose(x, base=None):
-        if not (isinstance(x, SCALARS) or (numbers_too and isinstance(x, NUMBER))):
+        if not (_by_value(x) or (numbers_too and isinstance(x, NUMBER))):
             return None
         if base is None or isinstance(base, types.NoneType):
             return lambda x, base=None: np.log(x)
@@ -348,7 +365,7 @@ overload(dual_math.log)(_log_with_base(numbers_too=True))
 def _value_test(test):
     """isnan/isinf/isfinite of a dual: of its value."""
     def choose(x):
-        if isinstance(x, SCALARS):
+        if _by_value(x):
             return lambda x: test(x.value)
         if isinstance(x, NUMBER):
             return lambda x: test(x)
@@ -368,12 +385,12 @@ _itself = register_jitable(lambda a: a)
 
 def _comparison(op):
     def choose(a, b):
-        if not (isinstance(a, SCALARS) or isinstance(b, SCALARS)):
+        if not (_by_value(a) or _by_value(b)):
             return None
-        if not all(isinstance(t, NUMBER + SCALARS) for t in (a, b)):
+        if not all(_by_value(t) or isinstance(t, NUMBER) for t in (a, b)):
             return None
-        pa = _primal if isinstance(a, SCALARS) else _itself
-        pb = _primal if isinstance(b, SCALARS) else _itself
+        pa = _primal if _by_value(a) else _itself
+        pb = _primal if _by_value(b) else _itself
         return lambda a, b: op(pa(a), pb(b))
     return choose
 
@@ -399,7 +416,7 @@ for _op in (operator.lt, operator.le, operator.gt, operator.ge, operator.eq, ope
 
 @overload(float)
 def _float_of_dual(x):
-    if isinstance(x, SCALARS):
+    if _by_value(x):
         raise TypingError("float() of a dual would drop its derivative: keep the value a dual "
                           "(arithmetic, math.* and np.* functions work on duals), or call "
                           "dualad's transform with jit=False to use the Python path")
@@ -728,15 +745,12 @@ def _stack(items):
 def _extreme(pick_second):
     """Python's max/min of two numbers, one a dual: the first of equal arguments wins."""
     def choose(a, b):
-        if not (isinstance(a, SCALARS) or isinstance(b, SCALARS)):
+        if not (_by_value(a) or _by_value(b)):
             return None
-        if not all(isinstance(t, SCALARS + NUMBER) for t in (a, b)):
+        if not all(_by_value(t) or isinstance(t, NUMBER) for t in (a, b)):
             return None
-
-        def impl(a, b):
-            zero = zero_element((a, b))  # a number argument becomes a dual
-            return zero + b if pick_second(b, a) else zero + a
-        return impl
+        # the two branches unify: a number argument becomes a dual (or active) constant
+        return lambda a, b: b if pick_second(b, a) else a
     return choose
 
 

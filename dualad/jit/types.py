@@ -10,6 +10,8 @@
                          (no n × chunk seed matrix is stored)
     HyperDualType(n1, n2, symmetric)   value, eps1, eps2 (not stored when symmetric), eps12
     HyperSeedArrayType(e)  a differentiated input of a compiled Hessian, seeded like SeedArray
+    ActiveType           struct {value, index, header}: a scalar on the compiled reverse tape
+    ActiveArrayType      struct {values, first, stride, header}: a differentiated input on it
 
 A scalar dual lives in registers: its partials are a fixed-length tuple, and the tuple
 arithmetic below is emitted element by element at the LLVM level, so no operation on a dual
@@ -29,9 +31,56 @@ __all__ = ["DualType", "DualArrayType", "make_dual", "make_dual_array", "tuple_s
            "tuple_axpy", "SeedArrayType", "make_seed_array", "unit_tuple", "NUMBER",
            "HyperDualType", "make_hyper", "make_hyper_sym", "tuple_outer_axpy", "packed_size",
            "HyperSeedArrayType", "make_hyper_seed_array", "ARRAYS", "tuple_fields", "element_of",
-           "load_element", "store_element", "zero_element"]
+           "load_element", "store_element", "zero_element", "ACTIVE", "ActiveType", "make_active",
+           "ACTIVE_ARRAY", "ActiveArrayType", "make_active_array", "address_of", "int_pointer",
+           "float_pointer"]
 
 NUMBER = (types.Float, types.Integer, types.Boolean)
+
+
+def register_struct(type_class, members):
+    """Give type_class a StructModel whose members are members(instance), a list of
+    (name, numba type), and a read-only attribute for each member."""
+    class Model(models.StructModel):
+        def __init__(self, dmm, fe_type):
+            super().__init__(dmm, fe_type, members(fe_type))
+
+    Model.__name__ = f"{type_class.__name__}Model"
+    register_model(type_class)(Model)
+    return Model
+
+
+def wrap_attributes(type_class, names):
+    for name in names:
+        make_attribute_wrapper(type_class, name, name)
+
+
+def cast_from_numbers(type_class, constants=()):
+    """Numbers convert to type_class (float accumulators unify with it): the value, every
+    other member zero except `constants`, (member, numba type, value) triples."""
+    def cast(context, builder, fromty, toty, val):
+        zero = cgutils.get_null_value(context.get_value_type(toty))
+        out = cgutils.create_struct_proxy(toty)(context, builder, value=zero)
+        out.value = context.cast(builder, val, fromty, types.float64)
+        for name, member_type, constant in constants:
+            setattr(out, name, context.get_constant(member_type, constant))
+        return out._getvalue()
+
+    for number in NUMBER:
+        lower_cast(number, type_class)(cast)
+
+
+def struct_codegen(struct_type, names):
+    """Codegen of an intrinsic that builds struct_type from its arguments, in the order of
+    `names`; array members get a reference (the struct holds them)."""
+    def codegen(context, builder, signature, args):
+        out = cgutils.create_struct_proxy(struct_type)(context, builder)
+        for name, arg, arg_type in zip(names, args, signature.args):
+            setattr(out, name, arg)
+            if isinstance(arg_type, types.Array):
+                context.nrt.incref(builder, arg_type, arg)
+        return out._getvalue()
+    return codegen
 
 
 class DualType(types.Type):
@@ -79,35 +128,15 @@ class SeedArrayType(types.IterableType):
         return DualArrayIteratorType(self)
 
 
-@register_model(SeedArrayType)
-class SeedArrayModel(models.StructModel):
-    def __init__(self, dmm, fe_type):
-        super().__init__(dmm, fe_type, [("values", fe_type.values_type), ("first", types.intp),
-                                        ("stride", types.intp)])
+register_struct(SeedArrayType, lambda t: [("values", t.values_type), ("first", types.intp),
+                                          ("stride", types.intp)])
+wrap_attributes(SeedArrayType, ("values", "first", "stride"))
 
 
-make_attribute_wrapper(SeedArrayType, "values", "values")
-make_attribute_wrapper(SeedArrayType, "first", "first")
-make_attribute_wrapper(SeedArrayType, "stride", "stride")
-
-
-@register_model(DualType)
-class DualModel(models.StructModel):
-    def __init__(self, dmm, fe_type):
-        super().__init__(dmm, fe_type, [("value", types.float64), ("partials", fe_type.partials_type)])
-
-
-@register_model(DualArrayType)
-class DualArrayModel(models.StructModel):
-    def __init__(self, dmm, fe_type):
-        super().__init__(dmm, fe_type, [("values", fe_type.values_type),
-                                        ("components", fe_type.components_type)])
-
-
-make_attribute_wrapper(DualType, "value", "value")
-make_attribute_wrapper(DualType, "partials", "partials")
-make_attribute_wrapper(DualArrayType, "values", "values")
-make_attribute_wrapper(DualArrayType, "components", "components")
+register_struct(DualType, lambda t: [("value", types.float64), ("partials", t.partials_type)])
+register_struct(DualArrayType, lambda t: [("values", t.values_type), ("components", t.components_type)])
+wrap_attributes(DualType, ("value", "partials"))
+wrap_attributes(DualArrayType, ("values", "components"))
 
 
 @intrinsic
@@ -118,12 +147,7 @@ def make_dual(typingctx, value, partials):
     dual = DualType(partials.count)
     sig = dual(types.float64, dual.partials_type)
 
-    def codegen(context, builder, signature, args):
-        out = cgutils.create_struct_proxy(dual)(context, builder)
-        out.value, out.partials = args
-        return out._getvalue()
-
-    return sig, codegen
+    return sig, struct_codegen(dual, ("value", "partials"))
 
 
 @intrinsic
@@ -133,14 +157,7 @@ def make_dual_array(typingctx, values, components, like):
     array = DualArrayType(element_of(like))
     sig = array(array.values_type, array.components_type, like)
 
-    def codegen(context, builder, signature, args):
-        out = cgutils.create_struct_proxy(array)(context, builder)
-        out.values, out.components = args[0], args[1]
-        context.nrt.incref(builder, array.values_type, args[0])
-        context.nrt.incref(builder, array.components_type, args[1])
-        return out._getvalue()
-
-    return sig, codegen
+    return sig, struct_codegen(array, ("values", "components"))
 
 
 @intrinsic
@@ -151,13 +168,7 @@ def make_seed_array(typingctx, values, first, stride, n):
     array = SeedArrayType(n.literal_value)
     sig = array(array.values_type, types.intp, types.intp, n)
 
-    def codegen(context, builder, signature, args):
-        out = cgutils.create_struct_proxy(array)(context, builder)
-        out.values, out.first, out.stride = args[0], args[1], args[2]
-        context.nrt.incref(builder, array.values_type, args[0])
-        return out._getvalue()
-
-    return sig, codegen
+    return sig, struct_codegen(array, ("values", "first", "stride"))
 
 
 @intrinsic
@@ -212,14 +223,7 @@ def tuple_axpy(typingctx, s, a, t, b):
     return sig, codegen
 
 
-@lower_cast(types.Float, DualType)
-@lower_cast(types.Integer, DualType)
-@lower_cast(types.Boolean, DualType)
-def _number_to_dual(context, builder, fromty, toty, val):
-    out = cgutils.create_struct_proxy(toty)(context, builder)
-    out.value = context.cast(builder, val, fromty, types.float64)
-    out.partials = cgutils.get_null_value(context.get_value_type(toty.partials_type))
-    return out._getvalue()
+cast_from_numbers(DualType)
 
 
 # ---- hyper-duals ------------------------------------------------------------------------------
@@ -250,29 +254,9 @@ class HyperDualType(types.Type):
         return None
 
 
-@register_model(HyperDualType)
-class HyperDualModel(models.StructModel):
-    def __init__(self, dmm, fe_type):
-        members = [("value", types.float64), ("eps1", types.UniTuple(types.float64, fe_type.n1))]
-        if not fe_type.symmetric:
-            members.append(("eps2_stored", types.UniTuple(types.float64, fe_type.n2)))
-        members.append(("eps12", types.UniTuple(types.float64, fe_type.eps12_size)))
-        super().__init__(dmm, fe_type, members)
-
-
-make_attribute_wrapper(HyperDualType, "value", "value")
-make_attribute_wrapper(HyperDualType, "eps1", "eps1")
-make_attribute_wrapper(HyperDualType, "eps2_stored", "eps2_stored")
-make_attribute_wrapper(HyperDualType, "eps12", "eps12")
-
-
-def _make_hyper_codegen(hyper, names):
-    def codegen(context, builder, signature, args):
-        out = cgutils.create_struct_proxy(hyper)(context, builder)
-        for name, arg in zip(names, args):
-            setattr(out, name, arg)
-        return out._getvalue()
-    return codegen
+register_struct(HyperDualType, lambda t: [("value", types.float64)] + [
+    (name, types.UniTuple(types.float64, length)) for name, length in tuple_fields(t)])
+wrap_attributes(HyperDualType, ("value", "eps1", "eps2_stored", "eps12"))
 
 
 @intrinsic
@@ -282,7 +266,7 @@ def make_hyper(typingctx, value, eps1, eps2, eps12):
     if eps12.count != hyper.eps12_size:
         raise TypingError(f"eps12 needs {hyper.eps12_size} entries, got {eps12.count}")
     sig = hyper(types.float64, eps1, eps2, eps12)
-    return sig, _make_hyper_codegen(hyper, ("value", "eps1", "eps2_stored", "eps12"))
+    return sig, struct_codegen(hyper, ("value", "eps1", "eps2_stored", "eps12"))
 
 
 @intrinsic
@@ -292,7 +276,7 @@ def make_hyper_sym(typingctx, value, eps1, eps12):
     if eps12.count != hyper.eps12_size:
         raise TypingError(f"packed eps12 needs {hyper.eps12_size} entries, got {eps12.count}")
     sig = hyper(types.float64, eps1, eps12)
-    return sig, _make_hyper_codegen(hyper, ("value", "eps1", "eps12"))
+    return sig, struct_codegen(hyper, ("value", "eps1", "eps12"))
 
 
 @intrinsic
@@ -321,19 +305,7 @@ def tuple_outer_axpy(typingctx, acc, s, b, c):
     return sig, codegen
 
 
-@lower_cast(types.Float, HyperDualType)
-@lower_cast(types.Integer, HyperDualType)
-@lower_cast(types.Boolean, HyperDualType)
-def _number_to_hyper(context, builder, fromty, toty, val):
-    out = cgutils.create_struct_proxy(toty)(context, builder)
-    out.value = context.cast(builder, val, fromty, types.float64)
-    out.eps1 = cgutils.get_null_value(context.get_value_type(types.UniTuple(types.float64, toty.n1)))
-    if not toty.symmetric:
-        out.eps2_stored = cgutils.get_null_value(
-            context.get_value_type(types.UniTuple(types.float64, toty.n2)))
-    out.eps12 = cgutils.get_null_value(
-        context.get_value_type(types.UniTuple(types.float64, toty.eps12_size)))
-    return out._getvalue()
+cast_from_numbers(HyperDualType)
 
 
 class HyperSeedArrayType(types.IterableType):
@@ -350,15 +322,9 @@ class HyperSeedArrayType(types.IterableType):
         return DualArrayIteratorType(self)
 
 
-@register_model(HyperSeedArrayType)
-class HyperSeedArrayModel(models.StructModel):
-    def __init__(self, dmm, fe_type):
-        super().__init__(dmm, fe_type, [("values", fe_type.values_type), ("first1", types.intp),
-                                        ("first2", types.intp), ("stride", types.intp)])
-
-
-for _field in ("values", "first1", "first2", "stride"):
-    make_attribute_wrapper(HyperSeedArrayType, _field, _field)
+register_struct(HyperSeedArrayType, lambda t: [("values", t.values_type), ("first1", types.intp),
+                                               ("first2", types.intp), ("stride", types.intp)])
+wrap_attributes(HyperSeedArrayType, ("values", "first1", "first2", "stride"))
 
 
 @intrinsic
@@ -372,13 +338,7 @@ def make_hyper_seed_array(typingctx, values, first1, first2, stride, n1, n2):
     array = HyperSeedArrayType(HyperDualType(n1.literal_value, width2, symmetric))
     sig = array(array.values_type, types.intp, types.intp, types.intp, n1, n2)
 
-    def codegen(context, builder, signature, args):
-        out = cgutils.create_struct_proxy(array)(context, builder)
-        out.values, out.first1, out.first2, out.stride = args[0], args[1], args[2], args[3]
-        context.nrt.incref(builder, array.values_type, args[0])
-        return out._getvalue()
-
-    return sig, codegen
+    return sig, struct_codegen(array, ("values", "first1", "first2", "stride"))
 
 
 # ---- the element of an array of duals, read and written in place ---------------------------------
@@ -523,3 +483,90 @@ def _iternext(context, builder, sig, args, result):
                                         [iterator.array, index])
         result.yield_(item)
         builder.store(builder.add(index, context.get_constant(types.intp, 1)), iterator.index)
+
+
+# ---- reverse mode: values on the compiled tape ------------------------------------------------------
+# The tape is a header of four int64 (size, capacity, address of parents, address of weights)
+# that the kernel owns for the whole call of f; a traced scalar carries the header's address
+# as a plain integer, so recording an operation touches no reference counts.
+class ActiveType(types.Type):
+    """A scalar on the compiled tape: its value, its node (-1: a constant) and the tape."""
+
+    def __init__(self):
+        super().__init__(name="Active")
+
+    def unify(self, typingctx, other):
+        if isinstance(other, NUMBER):  # `s = 0.0; s += active`
+            return self
+        return None
+
+
+ACTIVE = ActiveType()
+
+
+register_struct(ActiveType, lambda t: [("value", types.float64), ("index", types.intp),
+                                       ("header", types.intp)])
+wrap_attributes(ActiveType, ("value", "index", "header"))
+
+
+@intrinsic
+def make_active(typingctx, value, index, header):
+    sig = ACTIVE(types.float64, types.intp, types.intp)
+    return sig, struct_codegen(ACTIVE, ("value", "index", "header"))
+
+
+cast_from_numbers(ActiveType, [("index", types.intp, -1)])  # a constant: no node
+
+
+class ActiveArrayType(types.IterableType):
+    """A differentiated input on the tape: element i is node first + i·stride."""
+
+    def __init__(self):
+        self.element = ACTIVE
+        self.values_type = types.Array(types.float64, 1, "A")
+        super().__init__(name="ActiveArray")
+
+    @property
+    def iterator_type(self):
+        return DualArrayIteratorType(self)
+
+
+ACTIVE_ARRAY = ActiveArrayType()
+
+
+register_struct(ActiveArrayType, lambda t: [("values", t.values_type), ("first", types.intp),
+                                            ("stride", types.intp), ("header", types.intp)])
+wrap_attributes(ActiveArrayType, ("values", "first", "stride", "header"))
+
+
+@intrinsic
+def make_active_array(typingctx, values, first, stride, header):
+    sig = ACTIVE_ARRAY(ACTIVE_ARRAY.values_type, types.intp, types.intp, types.intp)
+
+    return sig, struct_codegen(ACTIVE_ARRAY, ("values", "first", "stride", "header"))
+
+
+lower_builtin("getiter", ActiveArrayType)(_getiter)
+
+
+@intrinsic
+def address_of(typingctx, array):
+    """The address of an array's first element, as an integer."""
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, value=args[0]).data
+        return builder.ptrtoint(data, context.get_value_type(types.intp))
+    return types.intp(array), codegen
+
+
+def _pointer_from(dtype):
+    @intrinsic
+    def pointer(typingctx, address):
+        """An integer address as a pointer, for numba.carray."""
+        def codegen(context, builder, signature, args):
+            return builder.inttoptr(args[0], context.get_value_type(types.CPointer(dtype)))
+        return types.CPointer(dtype)(types.intp), codegen
+    return pointer
+
+
+int_pointer = _pointer_from(types.int64)
+float_pointer = _pointer_from(types.float64)

@@ -1,0 +1,227 @@
+"""Compiled reverse mode: a tape inside numba, written to by the user's @njit code.
+
+While f runs, every operation on an active scalar appends one node: the ids of at most two
+operand nodes and the partials of the rule (the rule table's first partials, compiled).
+Nodes 0..n-1 are the inputs. The sweep walks the nodes back once:
+
+    adjoint[operand] += partial · adjoint[node]            cost O(nodes), memory O(nodes)
+
+The tape is two flat arrays (parents, weights: 2 entries per node) and a header of four
+int64: size, capacity, and the two arrays' addresses. The kernel owns all three for the
+call; actives carry the header's address, so recording touches no reference counts. When
+f records more nodes than the capacity, the overflowing pushes only count, and the kernel
+runs f once more with exactly the room it needs.
+
+    value_and_grad(f)(x, *args)   x float or (n,), f scalar   -> (f, ∇f)
+    grad(f)(x, *args)                                          -> ∇f, shaped like x
+
+Covers scalar code: loops over x[i], branches, while, the rule table through math.*, np.*
+and operators, float accumulators, nested @njit calls. Array operations on actives (slices
+are fine, np.sin(x) is not) belong to compiled forward mode (mode="forward").
+"""
+
+import operator
+
+import numba
+import numpy as np
+from numba.core import types
+from numba.core.errors import TypingError
+from numba.core.extending import overload, overload_attribute, register_jitable
+
+from .. import transforms
+from ..rules import RULES
+from . import overloads
+from .kernels import _compile, shaped_like_input
+from .types import (ActiveArrayType, ActiveType, address_of, float_pointer, int_pointer, make_active,
+                    make_active_array)
+
+__all__ = ["value_and_grad", "grad"]
+
+_INITIAL_NODES_PER_INPUT = 16
+
+
+@register_jitable
+def push(header, parent0, weight0, parent1, weight1):
+    """Append a node; its id. Past the capacity only the size grows (the kernel re-runs)."""
+    head = numba.carray(int_pointer(header), 4)
+    node = head[0]
+    if node < head[1]:
+        parents = numba.carray(int_pointer(head[2]), 2 * head[1])
+        weights = numba.carray(float_pointer(head[3]), 2 * head[1])
+        parents[2 * node], parents[2 * node + 1] = parent0, parent1
+        weights[2 * node], weights[2 * node + 1] = weight0, weight1
+    head[0] = node + 1
+    return node
+
+
+@register_jitable
+def _one_operand(y, x, weight):
+    if x.index < 0:
+        return make_active(y, -1, 0)
+    return make_active(y, push(x.header, x.index, weight, -1, 0.0), x.header)
+
+
+@register_jitable
+def _two_operands(y, a, weight_a, b, weight_b):
+    if a.index < 0:
+        return _one_operand(y, b, weight_b)
+    if b.index < 0:
+        return _one_operand(y, a, weight_a)
+    return make_active(y, push(a.header, a.index, weight_a, b.index, weight_b), a.header)
+
+
+# ---- overloads generated from the rule table ------------------------------------------------------
+def _unary(rule):
+    value, d = overloads._value_fn(rule), overloads._compiled(rule.first[0], 1)
+
+    def active(x):
+        y = float(value(x.value))
+        return _one_operand(y, x, d(x.value, y))
+
+    return lambda x: active if isinstance(x, ActiveType) else None
+
+
+def _binary(rule):
+    value = overloads._value_fn(rule)
+    dx, dz = overloads._compiled(rule.first[0], 2), overloads._compiled(rule.first[1], 2)
+
+    def both(a, b):
+        y = float(value(a.value, b.value))
+        return _two_operands(y, a, dx(a.value, b.value, y), b, dz(a.value, b.value, y))
+
+    def left(a, b):
+        y = float(value(a.value, b))
+        return _one_operand(y, a, dx(a.value, b, y))
+
+    def right(a, b):
+        y = float(value(a, b.value))
+        return _one_operand(y, b, dz(a, b.value, y))
+
+    return overloads.binary_chooser(rule.name, [(ActiveType, both, left, right)])
+
+
+for _rule in RULES.values():
+    _scalar = _unary(_rule) if _rule.arity == 1 else _binary(_rule)
+    for _entry in overloads._entry_points(_rule):
+        overload(_entry)(_scalar)
+
+
+# ---- the differentiated input -----------------------------------------------------------------------
+@overload(len)
+def _len(a):
+    if isinstance(a, ActiveArrayType):
+        return lambda a: len(a.values)
+    return None
+
+
+overload_attribute(ActiveArrayType, "shape")(lambda a: lambda a: a.values.shape)
+overload_attribute(ActiveArrayType, "size")(lambda a: lambda a: a.values.size)
+
+
+@overload(operator.getitem)
+def _getitem(a, index):
+    if not isinstance(a, ActiveArrayType):
+        return None
+    if isinstance(index, types.Integer):
+        def element(a, index):
+            i = overloads._checked(index, len(a.values))
+            return make_active(a.values[i], a.first + i * a.stride, a.header)
+        return element
+    if isinstance(index, types.SliceType):
+        def part(a, index):
+            start, stop, step = index.indices(len(a.values))
+            return make_active_array(a.values[index], a.first + start * a.stride, a.stride * step, a.header)
+        return part
+    raise TypingError(f"the input of a compiled reverse-mode kernel takes an integer or a slice "
+                      f"as index, not {index}")
+
+
+@overload(operator.setitem)
+def _setitem(a, index, item):
+    if isinstance(a, ActiveArrayType):
+        raise TypingError("the differentiated input is read-only inside a compiled transform")
+    if isinstance(a, types.Array) and isinstance(item, ActiveType):
+        raise TypingError("compiled reverse mode records scalar code: a float array cannot hold "
+                          "a traced value. Accumulate in a float variable (s = 0.0; s += ...), or "
+                          "use mode='forward', whose compiled path has arrays of duals")
+    return None
+
+
+# ---- kernels ------------------------------------------------------------------------------------------------
+def _compiled_only(name):
+    def fn(*args):
+        raise TypeError(f"dualad.jit.tape.{name} runs inside compiled kernels only")
+    return fn
+
+
+seed = _compiled_only("seed")        # x as actives on nodes 0..n-1 of the tape at `header`
+read_out = _compiled_only("read_out")  # (value, node) of f's output
+
+
+@overload(seed)
+def _seed(x, header):
+    if isinstance(x, (types.Float, types.Integer)):
+        return lambda x, header: make_active(float(x), 0, header)
+    if isinstance(x, types.Array) and x.ndim == 1 and x.dtype == types.float64:
+        return lambda x, header: make_active_array(x, 0, 1, header)
+    raise TypingError(f"compiled reverse mode differentiates a float or a 1-D float64 array, not "
+                      f"{x}; the Python path (jit=False) takes any shape")
+
+
+@overload(read_out)
+def _read_out(out):
+    if isinstance(out, ActiveType):
+        return lambda out: (out.value, out.index)
+    if isinstance(out, (types.Float, types.Integer)):
+        return lambda out: (float(out), -1)
+    raise TypingError(f"compiled reverse mode differentiates functions that return a float, not "
+                      f"{out}; for array outputs use mode='forward' (compiled) or jit=False")
+
+
+@register_jitable
+def sweep(parents, weights, size, output, n_in):
+    """Adjoints of the n_in inputs given d output = 1, one pass back over the nodes."""
+    adjoint = np.zeros(max(size, n_in))
+    if output < 0:
+        return adjoint[:n_in].copy()
+    adjoint[output] = 1.0
+    for node in range(size - 1, n_in - 1, -1):
+        a = adjoint[node]
+        if a != 0.0:
+            p = parents[2 * node]
+            if p >= 0:
+                adjoint[p] += weights[2 * node] * a
+            p = parents[2 * node + 1]
+            if p >= 0:
+                adjoint[p] += weights[2 * node + 1] * a
+    return adjoint[:n_in].copy()
+
+
+def value_and_grad(f):
+    def kernel(x, *args):
+        n_in = np.size(x)
+        capacity = _INITIAL_NODES_PER_INPUT * n_in + 256
+        while True:
+            parents = np.empty(2 * capacity, np.int64)
+            weights = np.empty(2 * capacity)
+            header = np.array([n_in, capacity, address_of(parents), address_of(weights)], np.int64)
+            value, output = read_out(f(seed(x, address_of(header)), *args))
+            if header[0] <= capacity:
+                break
+            capacity = header[0]  # the exact size: the second run fits
+        return value, shaped_like_input(sweep(parents, weights, header[0], output, n_in), x)
+
+    return _compile(kernel, f, transforms.value_and_grad(f, jit=False, mode="reverse"))
+
+
+def grad(f):
+    value_and_grad_kernel = value_and_grad(f)
+
+    def kernel(x, *args):
+        return value_and_grad_kernel(x, *args)[1]
+
+    return _compile(kernel, f, transforms.grad(f, jit=False, mode="reverse"))
+
+
+# comparisons by value, float() refused, max/min, math.log, isnan: as for the dual types
+overloads.register_by_value(ActiveType)
