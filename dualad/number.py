@@ -440,7 +440,7 @@ def assign(target, index, item):
     if isinstance(item, ForwardNumber) and (not isinstance(target, ForwardNumber) or item.tag > target.tag):
         if not isinstance(target, ForwardNumber):
             target = item.constant(target)
-    if isinstance(target, ForwardNumber):
+    if is_layer(target):  # a forward number, or a traced array of reverse mode
         target[index] = item
         return target
     if not isinstance(target, np.ndarray) or target.ndim == 0:

@@ -68,7 +68,7 @@ class Tape:
                     if previous is None:
                         previous = zeros_like_cotangent(oc.shape, oc.values)
                     elif operand not in owned:
-                        previous = previous.copy() if isinstance(previous, ForwardNumber) else np.array(previous)
+                        previous = previous.copy() if is_layer(previous) else np.array(previous)
                     pending[operand] = oc.add_into(previous)
                     owned.add(operand)
                 elif previous is None:
@@ -89,7 +89,7 @@ class Scattered:
         self.shape, self.index, self.values = shape, index, values
 
     def add_into(self, target):
-        if isinstance(target, ForwardNumber) or is_layer(self.values):
+        if is_layer(target) or is_layer(self.values):
             return assign(target, self.index, target[self.index] + self.values)
         target[self.index] += self.values  # basic indexing: no entry twice
         return target
@@ -109,9 +109,9 @@ def unbroadcast(g, shape):
 
 
 def zeros_like_cotangent(shape, c):
-    """Zeros of `shape` that can receive the entries of cotangent c (float or forward)."""
-    zeros = np.zeros(shape)
-    return c.constant(zeros) if isinstance(c, ForwardNumber) else zeros
+    """Zeros of `shape` that can receive the entries of cotangent c: an ndarray, or for a
+    cotangent of an enclosing transform (nesting) a buffer of that transform."""
+    return np.zeros_like(c, shape=shape) if is_layer(c) else np.zeros(shape)
 
 
 def scatter_add(size, positions, c):
@@ -120,7 +120,22 @@ def scatter_add(size, positions, c):
     if isinstance(c, ForwardNumber):
         flat = np.reshape(c, (-1,))
         return flat.map_linear(lambda a, k: _scatter(size, positions, a, k))
+    if is_layer(c):  # a traced cotangent (reverse over reverse): differentiable operations only
+        return _scatter_by_sorting(size, positions, np.reshape(c, (-1,)))
     return _scatter(size, positions, np.ravel(c), 0)
+
+
+def _scatter_by_sorting(size, positions, c):
+    """scatter_add from gathers, cumsum and assignment, which every layer differentiates:
+    sort by position, and each position's total is a difference of the running sum."""
+    order = np.argsort(positions, kind="stable")
+    sorted_positions = positions[order]
+    running = np.cumsum(c[order])
+    last = np.flatnonzero(np.append(sorted_positions[1:] != sorted_positions[:-1], True))
+    before = np.concatenate([np.zeros(1), running[last[:-1]]])
+    out = zeros_like_cotangent((size,), c)
+    out[sorted_positions[last]] = running[last] - before
+    return out
 
 
 def _scatter(size, positions, values, n_trailing):
@@ -131,7 +146,7 @@ def _scatter(size, positions, values, n_trailing):
 
 def set_entries(c, index, item):
     """A copy of c with c[index] = item (a cotangent being zeroed where values were overwritten)."""
-    if isinstance(c, ForwardNumber):
+    if is_layer(c):
         c = c.copy()
     else:
         c = np.array(c, dtype=np.float64, copy=True)

@@ -78,8 +78,9 @@ class Traced(ArrayLike):
                             "differentiable; use int(dualad.primal(i)) if you mean its value")
         if not _is_basic(index):
             return select(lambda arrays: arrays[0][index], [self], self.tape)
-        # basic indexing: the VJP writes the cotangent into zeros (no position arrays), and
-        # the result is a view, as in NumPy
+        # basic indexing: the cotangent goes back as a Scattered piece, which the sweep adds
+        # in place (no zeros of the whole array, no position arrays); the result is a view,
+        # as in NumPy
         value, node = self.value, self.node
         shape = np.shape(value)
         result = record(self.tape, value[index], (node,), lambda c: (Scattered(shape, index, c),))
