@@ -1,8 +1,10 @@
 """Compiled reverse mode: a tape inside numba, written to by the user's @njit code.
 
-While f runs, every operation on an active scalar appends one node: the ids of at most two
-operand nodes and the partials of the rule (the rule table's first partials, compiled).
-Nodes 0..n-1 are the inputs. The sweep walks the nodes back once:
+An active scalar is value + scale · (perturbation of one node). An operation with one
+active operand only updates value and scale (scale *= the rule's partial); an operation on
+two active operands appends a node: both operand nodes and their partials times their
+scales (the rule table's first partials, compiled). Nodes 0..n-1 are the inputs. The sweep
+walks the nodes back once:
 
     adjoint[operand] += partial · adjoint[node]            cost O(nodes), memory O(nodes)
 
@@ -55,19 +57,21 @@ def push(header, parent0, weight0, parent1, weight1):
 
 
 @register_jitable
-def _one_operand(y, x, weight):
+def _one_operand(y, x, partial):
+    # y = g(x) with x = value + scale·(its node): y = g + g'·scale·(the same node), no new node
     if x.index < 0:
-        return make_active(y, -1, 0)
-    return make_active(y, push(x.header, x.index, weight, -1, 0.0), x.header)
+        return make_active(y, -1, 0.0, 0)
+    return make_active(y, x.index, partial * x.scale, x.header)
 
 
 @register_jitable
-def _two_operands(y, a, weight_a, b, weight_b):
+def _two_operands(y, a, partial_a, b, partial_b):
     if a.index < 0:
-        return _one_operand(y, b, weight_b)
+        return _one_operand(y, b, partial_b)
     if b.index < 0:
-        return _one_operand(y, a, weight_a)
-    return make_active(y, push(a.header, a.index, weight_a, b.index, weight_b), a.header)
+        return _one_operand(y, a, partial_a)
+    node = push(a.header, a.index, partial_a * a.scale, b.index, partial_b * b.scale)
+    return make_active(y, node, 1.0, a.header)
 
 
 # ---- overloads generated from the rule table ------------------------------------------------------
@@ -125,7 +129,7 @@ def _getitem(a, index):
     if isinstance(index, types.Integer):
         def element(a, index):
             i = overloads._checked(index, len(a.values))
-            return make_active(a.values[i], a.first + i * a.stride, a.header)
+            return make_active(a.values[i], a.first + i * a.stride, 1.0, a.header)
         return element
     if isinstance(index, types.SliceType):
         def part(a, index):
@@ -161,7 +165,7 @@ read_out = _compiled_only("read_out")  # (value, node) of f's output
 @overload(seed)
 def _seed(x, header):
     if isinstance(x, (types.Float, types.Integer)):
-        return lambda x, header: make_active(float(x), 0, header)
+        return lambda x, header: make_active(float(x), 0, 1.0, header)
     if isinstance(x, types.Array) and x.ndim == 1 and x.dtype == types.float64:
         return lambda x, header: make_active_array(x, 0, 1, header)
     raise TypingError(f"compiled reverse mode differentiates a float or a 1-D float64 array, not "
@@ -170,21 +174,22 @@ def _seed(x, header):
 
 @overload(read_out)
 def _read_out(out):
+    """(value, node, scale) of f's output."""
     if isinstance(out, ActiveType):
-        return lambda out: (out.value, out.index)
+        return lambda out: (out.value, out.index, out.scale)
     if isinstance(out, (types.Float, types.Integer)):
-        return lambda out: (float(out), -1)
+        return lambda out: (float(out), -1, 0.0)
     raise TypingError(f"compiled reverse mode differentiates functions that return a float, not "
                       f"{out}; for array outputs use mode='forward' (compiled) or jit=False")
 
 
 @register_jitable
-def sweep(parents, weights, size, output, n_in):
-    """Adjoints of the n_in inputs given d output = 1, one pass back over the nodes."""
+def sweep(parents, weights, size, output, scale, n_in):
+    """Adjoints of the n_in inputs given f = value + scale·(node `output`), one pass back."""
     adjoint = np.zeros(max(size, n_in))
     if output < 0:
         return adjoint[:n_in].copy()
-    adjoint[output] = 1.0
+    adjoint[output] = scale
     for node in range(size - 1, n_in - 1, -1):
         a = adjoint[node]
         if a != 0.0:
@@ -205,11 +210,11 @@ def value_and_grad(f):
             parents = np.empty(2 * capacity, np.int64)
             weights = np.empty(2 * capacity)
             header = np.array([n_in, capacity, address_of(parents), address_of(weights)], np.int64)
-            value, output = read_out(f(seed(x, address_of(header)), *args))
+            value, output, scale = read_out(f(seed(x, address_of(header)), *args))
             if header[0] <= capacity:
                 break
             capacity = header[0]  # the exact size: the second run fits
-        return value, shaped_like_input(sweep(parents, weights, header[0], output, n_in), x)
+        return value, shaped_like_input(sweep(parents, weights, header[0], output, scale, n_in), x)
 
     return _compile(kernel, f, transforms.value_and_grad(f, jit=False, mode="reverse"))
 

@@ -10,7 +10,7 @@
                          (no n × chunk seed matrix is stored)
     HyperDualType(n1, n2, symmetric)   value, eps1, eps2 (not stored when symmetric), eps12
     HyperSeedArrayType(e)  a differentiated input of a compiled Hessian, seeded like SeedArray
-    ActiveType           struct {value, index, header}: a scalar on the compiled reverse tape
+    ActiveType           struct {value, index, scale, header}: a scalar on the compiled tape
     ActiveArrayType      struct {values, first, stride, header}: a differentiated input on it
 
 A scalar dual lives in registers: its partials are a fixed-length tuple, and the tuple
@@ -490,7 +490,10 @@ def _iternext(context, builder, sig, args, result):
 # that the kernel owns for the whole call of f; a traced scalar carries the header's address
 # as a plain integer, so recording an operation touches no reference counts.
 class ActiveType(types.Type):
-    """A scalar on the compiled tape: its value, its node (-1: a constant) and the tape."""
+    """A scalar on the compiled tape: value, node (-1: a constant), scale and the tape.
+
+    It stands for value + scale · (perturbation of its node): an operation with a single
+    active operand only rescales, so just two active operands make a node."""
 
     def __init__(self):
         super().__init__(name="Active")
@@ -505,14 +508,14 @@ ACTIVE = ActiveType()
 
 
 register_struct(ActiveType, lambda t: [("value", types.float64), ("index", types.intp),
-                                       ("header", types.intp)])
-wrap_attributes(ActiveType, ("value", "index", "header"))
+                                       ("scale", types.float64), ("header", types.intp)])
+wrap_attributes(ActiveType, ("value", "index", "scale", "header"))
 
 
 @intrinsic
-def make_active(typingctx, value, index, header):
-    sig = ACTIVE(types.float64, types.intp, types.intp)
-    return sig, struct_codegen(ACTIVE, ("value", "index", "header"))
+def make_active(typingctx, value, index, scale, header):
+    sig = ACTIVE(types.float64, types.intp, types.float64, types.intp)
+    return sig, struct_codegen(ACTIVE, ("value", "index", "scale", "header"))
 
 
 cast_from_numbers(ActiveType, [("index", types.intp, -1)])  # a constant: no node
