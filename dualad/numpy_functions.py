@@ -19,8 +19,8 @@ import string
 import numpy as np
 
 from . import rules
-from .dual import Dual, fit
-from .number import HANDLED_FUNCTIONS, ForwardNumber, leader_of, primal, trailing_index
+from .dual import fit
+from .number import HANDLED_FUNCTIONS, ForwardNumber, leader_of, primal
 
 __all__ = ["SUPPORTED", "VALUE_ONLY", "COMPOSITIONS", "matmul_subscripts", "dot_subscripts",
            "inner_subscripts", "registrar", "axes_of", "parse_subscripts"]

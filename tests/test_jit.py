@@ -11,7 +11,7 @@ import pytest
 
 import dualad
 import dualad.math as dmath
-from dualad.jit.overloads import _entry_points
+from dualad.jit.overloads import entry_points
 from dualad.rules import RULES
 from functions import FUNCTIONS, W, b4
 from functions import rosen_loop as rosen_loop_py
@@ -281,7 +281,7 @@ def test_every_rule_compiled_matches_python(name):
         reference = lambda v: numpy_entry(v[0], v[1])  # noqa: E731
     expected, expected_hessian = dualad.grad(reference)(pt), dualad.hessian(reference)(pt)
     assert np.all(np.isfinite(expected)), (name, pt)
-    for entry in _entry_points(rule):
+    for entry in entry_points(rule):
         if rule.arity == 1:
             fn = numba.njit(lambda v: entry(v[0]))
         else:

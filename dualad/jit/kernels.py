@@ -156,7 +156,7 @@ def _out_partial(out, k):
     return None
 
 
-def _compile(kernel, f, python_equivalent):
+def compile_kernel(kernel, f, python_equivalent):
     """njit the kernel, cached on disk when the user's function is, with the jit=False hint.
 
     python_equivalent (the same transform on the Python path) is what the kernel means when
@@ -256,7 +256,7 @@ def derivative(f):
     def kernel(x, *args):
         return out_partial(f(seed(x, 0, 1), *args), 0)
 
-    return _compile(kernel, f, transforms.derivative(f, jit=False))
+    return compile_kernel(kernel, f, transforms.derivative(f, jit=False))
 
 
 def jvp(f):
@@ -266,7 +266,7 @@ def jvp(f):
         return out_value(out), out_partial(out, 0)
 
     twin = python_twin(f)
-    return _compile(kernel, f, lambda x, v, *args: transforms.jvp(
+    return compile_kernel(kernel, f, lambda x, v, *args: transforms.jvp(
         lambda y: twin(y, *args), (x,), (v,)))
 
 
@@ -277,7 +277,7 @@ def second_derivative(f):
         store_block(out, hess, 0, 0)
         return hess[0, 0]
 
-    return _compile(kernel, f, transforms.second_derivative(f, jit=False))
+    return compile_kernel(kernel, f, transforms.second_derivative(f, jit=False))
 
 
 def hessian(f, chunk=None):
@@ -294,7 +294,7 @@ def hessian(f, chunk=None):
                 store_block(out, hess, lo1, lo2)
         return hess
 
-    return _compile(kernel, f, transforms.hessian(f, chunk=chunk, jit=False))
+    return compile_kernel(kernel, f, transforms.hessian(f, chunk=chunk, jit=False))
 
 
 def hvp(f, chunk=None):
@@ -313,7 +313,7 @@ def hvp(f, chunk=None):
                 product[lo + j] = out_eps12(out, j)
         return shaped_like_input(product, x)
 
-    return _compile(kernel, f, transforms.hvp(f, chunk=chunk, jit=False))
+    return compile_kernel(kernel, f, transforms.hvp(f, chunk=chunk, jit=False))
 
 
 def value_and_grad(f, chunk=None):
@@ -330,7 +330,7 @@ def value_and_grad(f, chunk=None):
                 grad[lo + j] = out_partial(out, j)
         return value, shaped_like_input(grad, x)
 
-    return _compile(kernel, f, transforms.value_and_grad(f, chunk=chunk, jit=False))
+    return compile_kernel(kernel, f, transforms.value_and_grad(f, chunk=chunk, jit=False))
 
 
 def grad(f, chunk=None):
@@ -339,7 +339,7 @@ def grad(f, chunk=None):
     def kernel(x, *args):
         return value_and_grad_kernel(x, *args)[1]
 
-    return _compile(kernel, f, transforms.grad(f, chunk=chunk, jit=False))
+    return compile_kernel(kernel, f, transforms.grad(f, chunk=chunk, jit=False))
 
 
 def jacfwd(f, chunk=None):
@@ -356,4 +356,4 @@ def jacfwd(f, chunk=None):
                 jac[..., lo + j] = out_partial(out, j)
         return shaped_like_input(jac, x)
 
-    return _compile(kernel, f, transforms.jacfwd(f, chunk=chunk, jit=False))
+    return compile_kernel(kernel, f, transforms.jacfwd(f, chunk=chunk, jit=False))

@@ -77,7 +77,7 @@ overload(rules.erf)(_on_floats(math.erf))
 overload(rules.erfc)(_on_floats(math.erfc))
 
 
-def _compiled(partial, arity):
+def compiled_partial(partial, arity):
     """A rule's partial compiled for scalars; identically zero when the rule says None."""
     if partial is None:
         return numba.njit(lambda x, y: 0.0) if arity == 1 else numba.njit(lambda x, z, y: 0.0)
@@ -101,7 +101,7 @@ def _power_impl(x, n):
 _COMPILED_VALUE = {"power": _power}
 
 
-def _value_fn(rule):
+def value_fn(rule):
     if rule.name in _COMPILED_VALUE:
         return _COMPILED_VALUE[rule.name]
     return rule.ufunc if rule.ufunc is not None else rule.value
@@ -143,7 +143,7 @@ def _compiled_second(rule, key):
 
 # ---- scalar duals and hyper-duals ------------------------------------------------------------------
 def _unary_scalar(rule):
-    value, d = _value_fn(rule), _compiled(rule.first[0], 1)
+    value, d = value_fn(rule), compiled_partial(rule.first[0], 1)
     has2, d2 = _compiled_second(rule, (0, 0))
 
     def dual(x):
@@ -169,8 +169,8 @@ def _unary_scalar(rule):
 
 
 def _binary_scalar(rule):
-    value = _value_fn(rule)
-    dx, dz = _compiled(rule.first[0], 2), _compiled(rule.first[1], 2)
+    value = value_fn(rule)
+    dx, dz = compiled_partial(rule.first[0], 2), compiled_partial(rule.first[1], 2)
     (hxx, sxx), (hxz, sxz), (hzz, szz) = (_compiled_second(rule, key) for key in ((0, 0), (0, 1), (1, 1)))
 
     def both(a, b):
@@ -335,14 +335,14 @@ for _alias, _name in MATH_NAMES.items():
         _MATH_FUNCS.setdefault(_name, []).append(getattr(math, _alias))
 
 
-def _entry_points(rule):
+def entry_points(rule):
     numpy_entry = rule.ufunc if rule.ufunc is not None else rule.value
     return list(_OPERATORS.get(rule.name, [])) + _MATH_FUNCS.get(rule.name, []) + [numpy_entry]
 
 
 for _rule in RULES.values():
     _scalar = _unary_scalar(_rule) if _rule.arity == 1 else _binary_scalar(_rule)
-    for _entry in _entry_points(_rule):
+    for _entry in entry_points(_rule):
         overload(_entry)(_scalar)
         overload(_entry)(_elementwise(_entry, _rule.arity))
 
@@ -453,7 +453,7 @@ def _wrap_and_check(index, length):
 # Like numba's own arrays: negative indices always wrap (a seed slot computed from an
 # unwrapped index would be a wrong derivative); out-of-bounds indices are checked only
 # under NUMBA_BOUNDSCHECK=1, because a raise path in the hot loop costs 2-3x here.
-_checked = _wrap_and_check if numba.core.config.BOUNDSCHECK else _wrap
+checked_index = _wrap_and_check if numba.core.config.BOUNDSCHECK else _wrap
 
 
 def as_dual_array(a):
@@ -484,13 +484,13 @@ def _hyper_getitem(a, index):
     n1, n2, size12 = element.n1, element.n2, element.eps12_size
     if isinstance(index, types.Integer) and element.symmetric:
         def symmetric_element(a, index):
-            i = _checked(index, len(a.values))
+            i = checked_index(index, len(a.values))
             return make_hyper_sym(a.values[i], unit_tuple(i * a.stride - a.first1, n1),
                                   unit_tuple(-1, size12))
         return symmetric_element
     if isinstance(index, types.Integer):
         def general_element(a, index):
-            i = _checked(index, len(a.values))
+            i = checked_index(index, len(a.values))
             return make_hyper(a.values[i], unit_tuple(i * a.stride - a.first1, n1),
                               unit_tuple(i * a.stride - a.first2, n2), unit_tuple(-1, size12))
         return general_element
@@ -511,7 +511,7 @@ def _getitem(a, index):
         n = a.n
         if isinstance(index, types.Integer):
             def seeded_element(a, index):
-                i = _checked(index, len(a.values))
+                i = checked_index(index, len(a.values))
                 return make_dual(a.values[i], unit_tuple(i * a.stride - a.first, n))
             return seeded_element
         if isinstance(index, types.SliceType):
@@ -521,7 +521,7 @@ def _getitem(a, index):
             return seeded_slice
     elif isinstance(a, DualArrayType):
         if isinstance(index, types.Integer):
-            return lambda a, index: load_element(a, _checked(index, len(a.values)))
+            return lambda a, index: load_element(a, checked_index(index, len(a.values)))
         if isinstance(index, types.SliceType):
             return lambda a, index: make_dual_array(a.values[index], a.components[index], a)
     else:
@@ -556,10 +556,10 @@ def _setitem(a, index, item):
     if not isinstance(index, types.Integer):
         raise TypingError(f"assignment into an array of duals takes an integer or a slice, not {index}")
     if item == a.element:
-        return lambda a, index, item: store_element(a, _checked(index, len(a.values)), item)
+        return lambda a, index, item: store_element(a, checked_index(index, len(a.values)), item)
     if isinstance(item, NUMBER):
         def store_number(a, index, item):
-            i = _checked(index, len(a.values))
+            i = checked_index(index, len(a.values))
             a.values[i] = item
             a.components[i, :] = 0.0
         return store_number

@@ -33,7 +33,7 @@ from numba.core.extending import overload, overload_attribute, register_jitable
 from .. import transforms
 from ..rules import RULES
 from . import overloads
-from .kernels import _compile, shaped_like_input
+from .kernels import compile_kernel, shaped_like_input
 from .types import (ActiveArrayType, ActiveType, address_of, float_pointer, int_pointer, make_active,
                     make_active_array)
 
@@ -76,7 +76,7 @@ def _two_operands(y, a, partial_a, b, partial_b):
 
 # ---- overloads generated from the rule table ------------------------------------------------------
 def _unary(rule):
-    value, d = overloads._value_fn(rule), overloads._compiled(rule.first[0], 1)
+    value, d = overloads.value_fn(rule), overloads.compiled_partial(rule.first[0], 1)
 
     def active(x):
         y = float(value(x.value))
@@ -86,8 +86,8 @@ def _unary(rule):
 
 
 def _binary(rule):
-    value = overloads._value_fn(rule)
-    dx, dz = overloads._compiled(rule.first[0], 2), overloads._compiled(rule.first[1], 2)
+    value = overloads.value_fn(rule)
+    dx, dz = overloads.compiled_partial(rule.first[0], 2), overloads.compiled_partial(rule.first[1], 2)
 
     def both(a, b):
         y = float(value(a.value, b.value))
@@ -106,7 +106,7 @@ def _binary(rule):
 
 for _rule in RULES.values():
     _scalar = _unary(_rule) if _rule.arity == 1 else _binary(_rule)
-    for _entry in overloads._entry_points(_rule):
+    for _entry in overloads.entry_points(_rule):
         overload(_entry)(_scalar)
 
 
@@ -128,7 +128,7 @@ def _getitem(a, index):
         return None
     if isinstance(index, types.Integer):
         def element(a, index):
-            i = overloads._checked(index, len(a.values))
+            i = overloads.checked_index(index, len(a.values))
             return make_active(a.values[i], a.first + i * a.stride, 1.0, a.header)
         return element
     if isinstance(index, types.SliceType):
@@ -216,7 +216,7 @@ def value_and_grad(f):
             capacity = header[0]  # the exact size: the second run fits
         return value, shaped_like_input(sweep(parents, weights, header[0], output, scale, n_in), x)
 
-    return _compile(kernel, f, transforms.value_and_grad(f, jit=False, mode="reverse"))
+    return compile_kernel(kernel, f, transforms.value_and_grad(f, jit=False, mode="reverse"))
 
 
 def grad(f):
@@ -225,7 +225,7 @@ def grad(f):
     def kernel(x, *args):
         return value_and_grad_kernel(x, *args)[1]
 
-    return _compile(kernel, f, transforms.grad(f, jit=False, mode="reverse"))
+    return compile_kernel(kernel, f, transforms.grad(f, jit=False, mode="reverse"))
 
 
 # comparisons by value, float() refused, max/min, math.log, isnan: as for the dual types
