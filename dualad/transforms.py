@@ -235,7 +235,8 @@ def value_and_grad(f, argnums=0, chunk=None, jit=None, mode="auto"):
     """(f(*args), ∇f) for scalar-valued f; the gradient has the shape of args[argnums].
 
     mode: "forward", "reverse" (one sweep of a tape) or "auto" (dualad.choose_mode).
-    Given a numba dispatcher (or jit=True) it returns a compiled (forward-mode) kernel.
+    Given a numba dispatcher (or jit=True) it returns a compiled kernel: forward mode, or with
+    mode="reverse" a tape compiled into the kernel (scalar code).
     """
     compiled = _compiled_mode(f, jit, mode, ("forward", "reverse"))
     if compiled:
@@ -263,7 +264,7 @@ def grad(f, argnums=0, chunk=None, jit=None, mode="auto"):
     """Gradient of scalar-valued f, shaped like args[argnums] (a tuple for tuple argnums).
 
     mode: "forward", "reverse" or "auto". Given a numba dispatcher (or jit=True) it returns
-    a compiled (forward-mode) kernel.
+    a compiled kernel: forward mode, or with mode="reverse" a compiled tape (scalar code).
     """
     compiled = _compiled_mode(f, jit, mode, ("forward", "reverse"))
     if compiled:
@@ -328,8 +329,9 @@ def vjp(f, *primals):
 
 def jacrev(f, argnums=0, jit=None):
     """Jacobian by reverse mode: one tape, one backward sweep per output entry;
-    shape f(x).shape + x.shape, as jacfwd."""
-    if _runs_compiled(f, jit):
+    shape f(x).shape + x.shape, as jacfwd. A numba function runs on the Python path (its
+    twin); for a compiled reverse-mode kernel of scalar code use grad(f, mode="reverse")."""
+    if jit:
         raise NotImplementedError(_NO_COMPILED_REVERSE)
     f = python_twin(f)
 

@@ -92,6 +92,10 @@ def test_reverse_mode_of_a_numba_function_on_the_python_path():
     x = np.array([0.3, 0.4, 0.5])
     np.testing.assert_allclose(dualad.grad(numba.njit(rosen_loop), mode="reverse", jit=False)(x),
                                dualad.grad(rosen_loop)(x), rtol=1e-14)
+    np.testing.assert_allclose(dualad.jacrev(numba.njit(rosen_loop))(x), dualad.grad(rosen_loop)(x),
+                               rtol=1e-14)
+    with pytest.raises(NotImplementedError, match="jit=False"):
+        dualad.jacrev(rosen_loop, jit=True)
 
 
 # ---- mutation and views follow NumPy ----------------------------------------------------------------------
