@@ -240,10 +240,7 @@ def value_and_grad(f, argnums=0, chunk=None, jit=None, mode="auto"):
     """
     compiled = _compiled_mode(f, jit, mode, ("forward", "reverse"))
     if compiled:
-        kernels, f = _path(f, jit, argnums)
-        if compiled == "reverse":
-            return kernels.at_argnum(_compiled_tape().value_and_grad, f, argnums)
-        return kernels.at_argnum(kernels.value_and_grad, f, argnums, chunk)
+        return _compiled_gradient("value_and_grad", compiled, f, jit, argnums, chunk)
     f = python_twin(f)
     decisions = {}
 
@@ -268,10 +265,7 @@ def grad(f, argnums=0, chunk=None, jit=None, mode="auto"):
     """
     compiled = _compiled_mode(f, jit, mode, ("forward", "reverse"))
     if compiled:
-        kernels, f = _path(f, jit, argnums)
-        if compiled == "reverse":
-            return kernels.at_argnum(_compiled_tape().grad, f, argnums)
-        return kernels.at_argnum(kernels.grad, f, argnums, chunk)
+        return _compiled_gradient("grad", compiled, f, jit, argnums, chunk)
     f = python_twin(f)
     vg = value_and_grad(f, argnums=argnums, chunk=chunk, jit=False, mode=mode)
 
@@ -364,6 +358,15 @@ _NO_COMPILED_REVERSE = (
     "this mode has no compiled kernel: pass jit=False to run it on the Python path (a numba "
     "function is differentiated through its pure-Python twin), or mode='forward' for a "
     "compiled forward-mode kernel")
+
+
+def _compiled_gradient(name, compiled_mode, f, jit, argnums, chunk):
+    """The compiled `name` kernel ("grad" or "value_and_grad") of f in compiled_mode: forward
+    (dualad.jit.kernels, chunked) or reverse (dualad.jit.tape)."""
+    kernels, f = _path(f, jit, argnums)
+    if compiled_mode == "reverse":
+        return kernels.at_argnum(getattr(_compiled_tape(), name), f, argnums)
+    return kernels.at_argnum(getattr(kernels, name), f, argnums, chunk)
 
 
 def _compiled_tape():

@@ -334,12 +334,15 @@ def value_and_grad(f, chunk=None):
 
 
 def grad(f, chunk=None):
-    value_and_grad_kernel = value_and_grad(f, chunk)
+    return gradient_of(value_and_grad(f, chunk), f, transforms.grad(f, chunk=chunk, jit=False))
 
+
+def gradient_of(value_and_grad_kernel, f, python_equivalent):
+    """The kernel (x, *args) -> ∇f from a (value, gradient) kernel of either mode."""
     def kernel(x, *args):
         return value_and_grad_kernel(x, *args)[1]
 
-    return compile_kernel(kernel, f, transforms.grad(f, chunk=chunk, jit=False))
+    return compile_kernel(kernel, f, python_equivalent)
 
 
 def jacfwd(f, chunk=None):

@@ -22,8 +22,8 @@ from numba.core.extending import overload, overload_attribute, register_jitable
 from .. import math as dual_math
 from .. import rules
 from ..rules import MATH_NAMES, RULES
-from .types import (ARRAYS, NUMBER, DualArrayType, DualType, HyperDualType, HyperSeedArrayType,
-                    SeedArrayType, element_of, load_element, make_dual, make_dual_array,
+from .types import (ARRAYS, NUMBER, ActiveArrayType, DualArrayType, DualType, HyperDualType,
+                    HyperSeedArrayType, SeedArrayType, element_of, load_element, make_dual, make_dual_array,
                     make_hyper, make_hyper_seed_array, make_hyper_sym, make_seed_array,
                     store_element, tuple_axpy, tuple_outer_axpy, tuple_scale, unit_tuple,
                     zero_element)
@@ -383,11 +383,16 @@ _primal = register_jitable(lambda a: a.value)
 _itself = register_jitable(lambda a: a)
 
 
+def _scalar_pair(a, b):
+    """Whether a and b are a by-value scalar (dual, hyper-dual, active) and such a scalar or a
+    plain number: the operands comparisons and max/min take."""
+    return ((_by_value(a) or _by_value(b)) and
+            all(_by_value(t) or isinstance(t, NUMBER) for t in (a, b)))
+
+
 def _comparison(op):
     def choose(a, b):
-        if not (_by_value(a) or _by_value(b)):
-            return None
-        if not all(_by_value(t) or isinstance(t, NUMBER) for t in (a, b)):
+        if not _scalar_pair(a, b):
             return None
         pa = _primal if _by_value(a) else _itself
         pb = _primal if _by_value(b) else _itself
@@ -424,14 +429,19 @@ def _float_of_dual(x):
 
 
 # ---- arrays of duals: structure -----------------------------------------------------------------------
+# Every 1-D array kind of the compiled path keeps its primals in .values: the dual arrays
+# here and the compiled tape's differentiated input.
+WITH_VALUES = DUAL_ARRAYS + (ActiveArrayType,)
+
+
 @overload(len)
 def _len(a):
-    if isinstance(a, DUAL_ARRAYS):
+    if isinstance(a, WITH_VALUES):
         return lambda a: len(a.values)
     return None
 
 
-for _array_type in DUAL_ARRAYS:
+for _array_type in WITH_VALUES:
     overload_attribute(_array_type, "shape")(lambda a: lambda a: a.values.shape)
     overload_attribute(_array_type, "size")(lambda a: lambda a: a.values.size)
     overload_attribute(_array_type, "ndim")(lambda a: lambda a: 1)
@@ -745,9 +755,7 @@ def _stack(items):
 def _extreme(pick_second):
     """Python's max/min of two numbers, one a dual: the first of equal arguments wins."""
     def choose(a, b):
-        if not (_by_value(a) or _by_value(b)):
-            return None
-        if not all(_by_value(t) or isinstance(t, NUMBER) for t in (a, b)):
+        if not _scalar_pair(a, b):
             return None
         # the two branches unify: a number argument becomes a dual (or active) constant
         return lambda a, b: b if pick_second(b, a) else a

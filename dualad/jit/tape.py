@@ -28,12 +28,12 @@ import numba
 import numpy as np
 from numba.core import types
 from numba.core.errors import TypingError
-from numba.core.extending import overload, overload_attribute, register_jitable
+from numba.core.extending import overload, register_jitable
 
 from .. import transforms
 from ..rules import RULES
 from . import overloads
-from .kernels import compile_kernel, shaped_like_input
+from .kernels import compile_kernel, gradient_of, shaped_like_input
 from .types import (ActiveArrayType, ActiveType, address_of, float_pointer, int_pointer, make_active,
                     make_active_array)
 
@@ -110,18 +110,7 @@ for _rule in RULES.values():
         overload(_entry)(_scalar)
 
 
-# ---- the differentiated input -----------------------------------------------------------------------
-@overload(len)
-def _len(a):
-    if isinstance(a, ActiveArrayType):
-        return lambda a: len(a.values)
-    return None
-
-
-overload_attribute(ActiveArrayType, "shape")(lambda a: lambda a: a.values.shape)
-overload_attribute(ActiveArrayType, "size")(lambda a: lambda a: a.values.size)
-
-
+# ---- the differentiated input (len, .shape, .size: overloads.py, as for every array kind) ---------
 @overload(operator.getitem)
 def _getitem(a, index):
     if not isinstance(a, ActiveArrayType):
@@ -220,12 +209,7 @@ def value_and_grad(f):
 
 
 def grad(f):
-    value_and_grad_kernel = value_and_grad(f)
-
-    def kernel(x, *args):
-        return value_and_grad_kernel(x, *args)[1]
-
-    return compile_kernel(kernel, f, transforms.grad(f, jit=False, mode="reverse"))
+    return gradient_of(value_and_grad(f), f, transforms.grad(f, jit=False, mode="reverse"))
 
 
 # comparisons by value, float() refused, max/min, math.log, isnan: as for the dual types

@@ -545,7 +545,6 @@ wrap_attributes(ActiveArrayType, ("values", "first", "stride", "header"))
 @intrinsic
 def make_active_array(typingctx, values, first, stride, header):
     sig = ACTIVE_ARRAY(ACTIVE_ARRAY.values_type, types.intp, types.intp, types.intp)
-
     return sig, struct_codegen(ACTIVE_ARRAY, ("values", "first", "stride", "header"))
 
 
