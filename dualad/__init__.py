@@ -7,12 +7,13 @@ See README.md for the tour and ../DESIGN.md (shared) for the layers.
 """
 
 from . import numpy_functions as _numpy_functions  # noqa: F401  (registers __array_function__)
-from . import math, rules
+from . import math, rules, tree
 from .dual import Dual
 from .hyperdual import HyperDual
 from .number import primal
 from .modes import ModeDecision, choose_mode
 from .reverse import checkpoint, checkpointed_loop
+from .tree import static, tree_map
 from .transforms import (default_chunk, default_hessian_chunk, derivative, grad, hessian, hvp,
                          jacfwd, jacobian, jacrev, jvp, second_derivative, value_and_grad, vjp)
 
@@ -23,4 +24,5 @@ __version__ = "0.1.0"
 __all__ = ["Dual", "HyperDual", "primal", "stop_gradient", "math", "rules", "jvp",
            "derivative", "second_derivative", "grad", "value_and_grad", "jacfwd", "jacobian",
            "hessian", "hvp", "default_chunk", "default_hessian_chunk", "vjp", "jacrev",
-           "choose_mode", "ModeDecision", "checkpoint", "checkpointed_loop"]
+           "choose_mode", "ModeDecision", "checkpoint", "checkpointed_loop", "tree", "static",
+           "tree_map"]

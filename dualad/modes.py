@@ -136,15 +136,16 @@ def choose_hessian_mode(f=None, *args, argnums=0, n_in=None, ops=None, floats=No
 def _measure(f, args, argnums):
     """(N, M, ops, floats): f recorded once on a tape."""
     from .reverse import Tape, Traced, leaf
-    from .transforms import _Inputs
+    from .arguments import Inputs
+    from .tree import flatten
     from .twin import python_twin
 
     f = python_twin(f)
-    inputs = _Inputs(f, args, argnums)
+    inputs = Inputs(f, args, argnums)
     tape = Tape()
     out = inputs.call(lambda k, x: leaf(x, tape))
-    value = out.value if isinstance(out, Traced) else primal(out)
-    return inputs.n, int(np.size(value)), len(tape), tape.floats
+    n_out = sum(int(np.size(o.value if isinstance(o, Traced) else primal(o))) for o in flatten(out)[0])
+    return inputs.n, n_out, len(tape), tape.floats
 
 
 def _fmt(seconds):

@@ -1,4 +1,4 @@
-"""Forward-mode transforms with JAX's names, signatures and output shapes.
+"""The transforms, with JAX's names, signatures and output shapes.
 
     jvp(f, primals, tangents)        -> (f(*primals), J·tangents)
     derivative(f)(x)                 -> f'(x)                      x scalar; shape f(x).shape
@@ -10,7 +10,10 @@
     hessian(f, argnums)(*args)       -> H                          shape x.shape + x.shape
     hvp(f)(x, v)                     -> H(x)·v                     shape x.shape
 
-argnums is an int or a tuple of ints (then results are tuples, JAX's convention). Forward
+Arguments and outputs may be trees (tuples, lists, dicts, NamedTuples, dataclasses; see
+tree.py): results mirror them, as JAX's do. argnums is an int or a tuple of ints (then
+results are tuples). has_aux=True: f returns (output, aux) and aux comes back as it is,
+without derivative. Forward
 mode seeds `chunk` input directions per pass (ceil(N / chunk) passes); hessian evaluates
 HyperDual blocks (ε1 chunk) × (ε2 chunk) on and above the block diagonal and mirrors the
 rest. Every call draws a fresh tag, so nested transforms never confuse perturbations.
@@ -23,9 +26,12 @@ import math
 
 import numpy as np
 
+from .arguments import (Inputs, argnums_of, check_input, name_of, plain, read_output,
+                        read_outputs, shape_key, strip_newer)
 from .dual import Dual
 from .hyperdual import HyperDual
 from .number import assign, is_layer, new_tag
+from .tree import flatten, is_node
 from .twin import is_dispatcher, python_twin
 
 __all__ = ["jvp", "derivative", "second_derivative", "grad", "value_and_grad", "jacfwd",
@@ -47,15 +53,15 @@ def default_hessian_chunk(n_in):
     return max(1, min(n_in, math.isqrt(_TANGENT_BUDGET // max(n_in, 1))))
 
 
-def _path(f, jit, argnums):
+def _path(f, jit, argnums, has_aux=False):
     """(kernels, f): kernels is dualad.jit.kernels when f runs compiled, else None.
 
     jit=None compiles iff f is a numba dispatcher, jit=True compiles a plain function with
     numba, jit=False runs the Python path (a dispatcher's pure-Python twin, see twin.py).
     """
-    use_jit = is_dispatcher(f) if jit is None else bool(jit)
-    if not use_jit:
+    if not _runs_compiled(f, jit):
         return None, python_twin(f)
+    _no_compiled_aux(has_aux)
     if not isinstance(argnums, (int, np.integer)) or argnums < 0:
         raise ValueError(f"compiled transforms differentiate one argument, counted from 0 (got "
                          f"argnums={argnums!r}); pass jit=False for several or negative argnums")
@@ -66,290 +72,331 @@ def _path(f, jit, argnums):
     return compiled_path.kernels, (f if is_dispatcher(f) else numba.njit(f))
 
 
-def _name(f):
-    return getattr(f, "__name__", type(f).__name__)
-
-
-def _check_input(x, position, f):
-    """A differentiable input as float64; int scalars are promoted, anything else is a TypeError."""
-    if is_layer(x):  # a number of an enclosing transform (nesting)
-        return x
-    try:
-        arr = np.asarray(x)
-    except TypeError as err:
-        raise TypeError(f"argument {position} of {_name(f)}: {err}") from None
-    kind = arr.dtype.kind
-    if kind in "iu" and arr.ndim > 0:
-        raise TypeError(
-            f"argument {position} of {_name(f)} is an integer array (dtype {arr.dtype}), which "
-            "cannot be differentiated (JAX's rule too); pass x.astype(float) if you mean to")
-    if kind not in "fiu":
-        what = {"b": "booleans", "c": "complex numbers", "U": "strings", "S": "bytes",
-                "O": "Python objects"}.get(kind, f"dtype {arr.dtype}")
-        raise TypeError(
-            f"argument {position} of {_name(f)} holds {what} ({type(x).__name__} {x!r:.60}), "
-            "which cannot be differentiated; pass real floats or ints, or leave this "
-            "argument out of argnums")
-    arr = arr.astype(np.float64, copy=False)  # float64 input is used as is, never written
-    return arr[()] if arr.ndim == 0 else arr
-
-
-def _plain(x):
-    """A 0-d ndarray as a NumPy scalar (arr[..., 0] is always an array); anything else as is."""
-    return x[()] if isinstance(x, np.ndarray) and x.ndim == 0 else x
-
-
-def _read_output(out, tag, f):
-    """(value, components) of f's output for this tag; components None where constant."""
-    if is_layer(out):
-        if out.tag == tag:
-            return out.value, out.components
-        if out.tag > tag:
-            raise RuntimeError(f"{_name(f)} returned a dual number of an inner transform that "
-                               "is still alive: a perturbation escaped its transform")
-        return out, None
-    if isinstance(out, (float, int, np.floating, np.integer)) and not isinstance(out, (bool, np.bool_)):
-        return np.float64(out), None
-    if isinstance(out, np.ndarray) and out.dtype.kind in "fiu":
-        return out.astype(np.float64), None
-    if isinstance(out, np.ndarray) and out.dtype == object:
-        raise TypeError(f"{_name(f)} returned an object array (np.array([...]) of dual numbers); "
-                        "build it with np.stack([...]) so it stays differentiable")
-    raise TypeError(f"{_name(f)} returned {type(out).__name__} ({out!r:.60}); dualad "
-                    "differentiates functions that return a float or an array of floats")
-
-
-def _argnums(argnums, args, f):
-    several = isinstance(argnums, (tuple, list))
-    nums = tuple(argnums) if several else (argnums,)
-    for i in nums:
-        if not isinstance(i, (int, np.integer)) or not -len(args) <= i < len(args):
-            raise ValueError(f"argnums={argnums!r} does not name a positional argument of "
-                             f"{_name(f)} (called with {len(args)})")
-    return tuple(int(i) % len(args) for i in nums), several
-
-
 def _check_chunk(chunk):
     if chunk is not None and (not isinstance(chunk, (int, np.integer)) or chunk < 1):
         raise ValueError(f"chunk must be a positive int; got {chunk!r}")
 
 
-class _Inputs:
-    """The differentiated arguments seen as one flat vector of n entries."""
-
-    def __init__(self, f, args, argnums):
-        self.f = f
-        self.args = list(args)
-        self.nums, self.several = _argnums(argnums, args, f)
-        self.xs = [_check_input(args[i], i, f) for i in self.nums]
-        self.shapes = [x.shape if is_layer(x) else tuple(np.shape(x)) for x in self.xs]
-        self.sizes = [math.prod(s) for s in self.shapes]
-        self.offsets = [sum(self.sizes[:i]) for i in range(len(self.sizes))]
-        self.n = sum(self.sizes)
-
-    def seed(self, k, lo, hi):
-        """Identity columns lo..hi-1 of the flat input, restricted to argument k."""
-        size, offset = self.sizes[k], self.offsets[k]
-        seed = np.zeros((size, hi - lo))
-        a, b = max(lo, offset), min(hi, offset + size)
-        if a < b:
-            seed[np.arange(a, b) - offset, np.arange(a, b) - lo] = 1.0
-        return seed.reshape(self.shapes[k] + (hi - lo,))
-
-    def call(self, make):
-        """f(*args) with argument k replaced by make(k, x_k)."""
-        args = list(self.args)
-        for k, (i, x) in enumerate(zip(self.nums, self.xs)):
-            args[i] = make(k, x)
-        return self.f(*args)
-
-    def split(self, flat, out_shape):
-        """Cut the trailing flat axis of `flat` into one piece per argument."""
-        pieces = [_plain(np.reshape(flat[..., o:o + s], out_shape + sh))
-                  for o, s, sh in zip(self.offsets, self.sizes, self.shapes)]
-        return tuple(pieces) if self.several else pieces[0]
+# ---- forward mode ---------------------------------------------------------------------------------
+def _output_jacobian(inputs, treedef, values, blocks):
+    """The Jacobian tree: f's output structure, each output leaf replaced by the input
+    structure of blocks (out_leaf.shape + in_leaf.shape). blocks[l] lists leaf l's
+    tangent blocks per pass (None where the leaf was constant or None)."""
+    pieces = []
+    for value, leaf_blocks in zip(values, blocks):
+        if value is None:
+            pieces.append(None)
+            continue
+        shape = tuple(np.shape(value))
+        if inputs.n == 0:
+            pieces.append(inputs.split(np.zeros(shape + (0,)), shape))
+            continue
+        full = [np.zeros(shape + (hi - lo,)) if b is None else b for (lo, hi), b in leaf_blocks]
+        flat = full[0] if len(full) == 1 else np.concatenate(full, axis=-1)
+        pieces.append(inputs.split(flat, shape))
+    return treedef.unflatten(pieces)
 
 
 def _jacobian_forward(f, args, argnums, chunk):
-    """(f(*args), Jacobian pieces) by chunked Dual passes."""
+    """(f(*args), Jacobian tree) by chunked Dual passes."""
     _check_chunk(chunk)
-    inputs = _Inputs(f, args, argnums)
+    inputs = Inputs(f, args, argnums)
     width = chunk or default_chunk(inputs.n)
     tag = new_tag()
-    blocks, value = [], None
+    blocks, values, treedef = None, None, None
     for lo in range(0, max(inputs.n, 1), width):
         hi = min(lo + width, inputs.n)
-        out = inputs.call(lambda k, x: Dual._make(x, (inputs.seed(k, lo, hi),), tag))
-        value, comps = _read_output(out, tag, f)
-        blocks.append(np.zeros(np.shape(value) + (hi - lo,)) if comps is None else comps[0])
-    flat = blocks[0] if len(blocks) == 1 else np.concatenate(blocks, axis=-1)
-    return value, inputs.split(flat, tuple(np.shape(value)))
+        out = inputs.call(lambda j, x: Dual._make(x, (inputs.seed(j, lo, hi),), tag))
+        treedef, read = read_outputs(out, tag, f)
+        values = [v for v, _ in read]
+        if blocks is None:
+            blocks = [[] for _ in read]
+        for leaf_blocks, (_, comps) in zip(blocks, read):
+            leaf_blocks.append(((lo, hi), None if comps is None else comps[0]))
+    return treedef.unflatten(values), _output_jacobian(inputs, treedef, values, blocks)
 
 
 def _check_scalar(value, f, what):
+    if is_node(value):
+        raise TypeError(f"{what} needs {name_of(f)} to return a scalar; it returned a "
+                        f"{type(value).__name__}. If the rest is auxiliary data, pass "
+                        "has_aux=True and return (scalar, aux)")
     if np.shape(value) != ():
-        raise TypeError(f"{what} needs {_name(f)} to return a scalar; it returned shape "
+        raise TypeError(f"{what} needs {name_of(f)} to return a scalar; it returned shape "
                         f"{np.shape(value)}. Use jacobian (or jacfwd) for array outputs")
 
 
-def jacfwd(f, argnums=0, chunk=None, jit=None):
-    """Jacobian by forward mode: jacfwd(f)(x).shape == f(x).shape + x.shape.
+def _scalar_output(out, tag, f, what):
+    """The tangent components of f's scalar output (None where constant); a clear error for
+    any other output."""
+    if is_node(out):
+        _check_scalar(out, f, what)
+    value, comps = read_output(out, tag, f)
+    _check_scalar(value, f, what)
+    return comps
+
+
+class _WithAux:
+    """f returning (output, aux) seen as a function of its output: the transforms
+    differentiate the output, and aux (kept from the first call) comes back without the
+    derivatives of this call's transform (JAX's has_aux)."""
+
+    def __init__(self, f):
+        self.f, self.aux, self.called = f, None, False
+        self.tag = new_tag()  # every number of this call's transform is newer
+        functools.update_wrapper(self, f)
+
+    def __call__(self, *args):
+        result = self.f(*args)
+        if not (isinstance(result, (tuple, list)) and len(result) == 2):
+            raise TypeError(f"has_aux=True needs {name_of(self.f)} to return a pair (output, aux); "
+                            f"it returned {type(result).__name__}")
+        if not self.called:
+            self.aux, self.called = result[1], True
+        return result[0]
+
+    def take_aux(self):
+        return strip_newer(self.aux, self.tag)
+
+
+def _aux_call(f, has_aux, args, run):
+    """run(f', args) where f' is f or, with has_aux, f without its aux: (result, aux or None)."""
+    if not has_aux:
+        return run(f, args), None
+    wrapped = _WithAux(f)
+    result = run(wrapped, args)
+    return result, wrapped.take_aux()
+
+
+def jacfwd(f, argnums=0, has_aux=False, *, chunk=None, jit=None):
+    """Jacobian by forward mode: jacfwd(f)(x).shape == f(x).shape + x.shape; for trees, f's
+    output structure with each leaf replaced by the input structure of blocks.
 
     Given a numba dispatcher (or jit=True) it returns a compiled kernel (scalar or 1-D input).
     """
-    kernels, f = _path(f, jit, argnums)
+    kernels, f = _path(f, jit, argnums, has_aux)
     if kernels:
         return kernels.at_argnum(kernels.jacfwd, f, argnums, chunk)
 
     @functools.wraps(f)
     def jacobian_fn(*args):
-        return _jacobian_forward(f, args, argnums, chunk)[1]
+        jac, aux = _aux_call(f, has_aux, args, lambda g, a: _jacobian_forward(g, a, argnums, chunk)[1])
+        return (jac, aux) if has_aux else jac
 
     return jacobian_fn
 
 
-def jacobian(f, argnums=0, mode="auto", chunk=None, jit=None):
+def jacobian(f, argnums=0, has_aux=False, *, mode="auto", chunk=None, jit=None):
     """Jacobian of f with respect to args[argnums]; shape f(x).shape + x.shape.
 
     mode: "forward" (Dual passes, N/chunk of them), "reverse" (a tape and one sweep per
     output entry) or "auto" (dualad.choose_mode decides from N, M and the tape).
     """
-    compiled = _compiled_mode(f, jit, mode, ("forward", "reverse"))
+    compiled = _compiled_mode(f, jit, mode, ("forward", "reverse"), has_aux)
     if compiled == "reverse":
         return grad(f, argnums=argnums, jit=jit, mode="reverse")  # scalar outputs: J = ∇f
     if compiled:
         return jacfwd(f, argnums=argnums, chunk=chunk, jit=jit)
     f = python_twin(f)
     decisions = {}
+    forward = jacfwd(f, argnums, has_aux, chunk=chunk, jit=False)
+    reverse = jacrev(f, argnums, has_aux, jit=False)
 
     @functools.wraps(f)
     def jacobian_fn(*args):
-        if _chosen(mode, args, decisions, lambda: _jacobian_mode(f, args, argnums, chunk)) == "reverse":
-            return jacrev(f, argnums=argnums, jit=False)(*args)
-        return jacfwd(f, argnums=argnums, chunk=chunk, jit=False)(*args)
+        def choose():
+            return _jacobian_mode(_without_aux(f, has_aux), args, argnums, chunk)
+        return (reverse if _chosen(mode, args, decisions, choose) == "reverse" else forward)(*args)
 
     return jacobian_fn
 
 
-def value_and_grad(f, argnums=0, chunk=None, jit=None, mode="auto"):
-    """(f(*args), ∇f) for scalar-valued f; the gradient has the shape of args[argnums].
+def _without_aux(f, has_aux):
+    return (lambda *args: f(*args)[0]) if has_aux else f
+
+
+def value_and_grad(f, argnums=0, has_aux=False, *, chunk=None, jit=None, mode="auto"):
+    """(f(*args), ∇f) for scalar-valued f; the gradient has the structure of args[argnums].
+    With has_aux: ((value, aux), ∇f).
 
     mode: "forward", "reverse" (one sweep of a tape) or "auto" (dualad.choose_mode).
     Given a numba dispatcher (or jit=True) it returns a compiled kernel: forward mode, or with
     mode="reverse" a tape compiled into the kernel (scalar code).
     """
-    compiled = _compiled_mode(f, jit, mode, ("forward", "reverse"))
+    compiled = _compiled_mode(f, jit, mode, ("forward", "reverse"), has_aux)
     if compiled:
         return _compiled_gradient("value_and_grad", compiled, f, jit, argnums, chunk)
     f = python_twin(f)
     decisions = {}
 
-    @functools.wraps(f)
-    def value_and_grad_fn(*args):
-        if _chosen(mode, args, decisions, lambda: _jacobian_mode(f, args, argnums, chunk, 1)) == "reverse":
-            value, pullback = _vjp(f, args, argnums, "grad")
+    def run(g, args):
+        def choose():
+            return _jacobian_mode(g, args, argnums, chunk, 1)
+        if _chosen(mode, args, decisions, choose) == "reverse":
+            value, pullback = _vjp(g, args, argnums, "grad")
             _check_scalar(value, f, "grad")
             return value, pullback(np.float64(1.0))
-        value, pieces = _jacobian_forward(f, args, argnums, chunk)
+        value, pieces = _jacobian_forward(g, args, argnums, chunk)
         _check_scalar(value, f, "grad")
         return value, pieces
+
+    @functools.wraps(f)
+    def value_and_grad_fn(*args):
+        (value, gradient), aux = _aux_call(f, has_aux, args, run)
+        return ((value, aux), gradient) if has_aux else (value, gradient)
 
     return value_and_grad_fn
 
 
-def grad(f, argnums=0, chunk=None, jit=None, mode="auto"):
-    """Gradient of scalar-valued f, shaped like args[argnums] (a tuple for tuple argnums).
+def grad(f, argnums=0, has_aux=False, *, chunk=None, jit=None, mode="auto"):
+    """Gradient of scalar-valued f, shaped like args[argnums] (a tuple for tuple argnums;
+    the argument's structure for trees). With has_aux: (∇f, aux).
 
     mode: "forward", "reverse" or "auto". Given a numba dispatcher (or jit=True) it returns
     a compiled kernel: forward mode, or with mode="reverse" a compiled tape (scalar code).
     """
-    compiled = _compiled_mode(f, jit, mode, ("forward", "reverse"))
+    compiled = _compiled_mode(f, jit, mode, ("forward", "reverse"), has_aux)
     if compiled:
         return _compiled_gradient("grad", compiled, f, jit, argnums, chunk)
     f = python_twin(f)
-    vg = value_and_grad(f, argnums=argnums, chunk=chunk, jit=False, mode=mode)
+    vg = value_and_grad(f, argnums, has_aux, chunk=chunk, jit=False, mode=mode)
 
     @functools.wraps(f)
     def grad_fn(*args):
-        return vg(*args)[1]
+        (_, aux), gradient = vg(*args) if has_aux else ((None, None), vg(*args)[1])
+        return (gradient, aux) if has_aux else gradient
 
     return grad_fn
 
 
 # ---- reverse mode -----------------------------------------------------------------------------------
+class _Recording:
+    """f recorded once on a tape. Its output tree is seen as one flat vector (the leaves
+    raveled and concatenated), so one backward sweep serves any output structure."""
+
+    def __init__(self, f, args, argnums):
+        from .reverse import Tape, Traced, leaf  # the reverse layer, loaded on first use
+
+        self.f = f
+        self.inputs = Inputs(f, args, argnums)
+        self.tape = tape = Tape()
+        self.leaves = []
+
+        def make(j, x):
+            self.leaves.append(leaf(x, tape))
+            return self.leaves[-1]
+
+        out = self.inputs.call(make)
+        outs, self.treedef = flatten(out)
+        ours = [isinstance(o, Traced) and o.tape is tape for o in outs]
+        self.values = [o.value if mine else read_output(o, tape.tag, f)[0] for o, mine in zip(outs, ours)]
+        self.shapes = [tuple(np.shape(v)) for v in self.values]
+        self.sizes = [math.prod(s) for s in self.shapes]
+        if not any(ours):
+            self.node = None
+        elif len(outs) == 1:
+            self.node = outs[0].node
+        else:  # one node for the whole tree, so that a single sweep takes every leaf's cotangent
+            self.node = np.concatenate([np.ravel(o) for o in outs]).node
+
+    @property
+    def value(self):
+        return self.treedef.unflatten(self.values)
+
+    @property
+    def n_out(self):
+        return sum(self.sizes)
+
+    def pull_flat(self, cotangent):
+        """Cotangents of the differentiated leaves (a list) for the flat output cotangent."""
+        if self.node is None:
+            return [np.zeros(sh) for sh in self.inputs.shapes]
+        found = self.tape.backward(self.node, cotangent, [x.node for x in self.leaves])
+        return [plain(np.zeros(sh) if c is None else np.reshape(c, sh))
+                for c, sh in zip(found, self.inputs.shapes)]
+
+    def flat_cotangent(self, cotangent, what):
+        """The cotangent tree checked against the output's structure, shapes and dtype, flat."""
+        leaves, treedef = flatten(cotangent)
+        if treedef != self.treedef:
+            raise ValueError(f"{what}: the cotangent must have the structure of {name_of(self.f)}'s "
+                             f"output, {self.treedef.describe()}; got {treedef.describe()}")
+        checked = []
+        for k, (c, shape) in enumerate(zip(leaves, self.shapes)):
+            where = "the cotangent" if len(leaves) == 1 else f"cotangent leaf {k}"
+            if not is_layer(c):
+                c = np.asarray(c)
+                if c.dtype.kind not in "fiu":
+                    raise TypeError(f"{what}: {where} must hold floats, got dtype {c.dtype}")
+            if tuple(np.shape(c)) != shape:
+                raise ValueError(f"{what}: {where} must have the output's shape {shape}, "
+                                 f"got shape {tuple(np.shape(c))}")
+            checked.append(c)
+        if len(checked) == 1:
+            return checked[0]
+        return np.concatenate([np.ravel(c) for c in checked])
+
+
 def _vjp(f, args, argnums, what):
-    """Record f on a tape: (f's value, pullback: cotangent -> cotangents of args[argnums])."""
-    from .reverse import Tape, Traced, leaf  # the reverse layer, loaded on first use
-
-    inputs = _Inputs(f, args, argnums)
-    tape = Tape()
-    leaves = []
-
-    def make(k, x):
-        leaves.append(leaf(x, tape))
-        return leaves[-1]
-
-    out = inputs.call(make)
-    if isinstance(out, Traced) and out.tape is tape:
-        value, node = out.value, out.node
-    else:
-        value, node = _read_output(out, tape.tag, f)[0], None
-    shape = tuple(np.shape(value))
+    """Record f on a tape: (f's value, pullback: cotangent tree -> cotangents of args[argnums])."""
+    recording = _Recording(f, args, argnums)
 
     def pullback(cotangent):
-        if not is_layer(cotangent):
-            cotangent = np.asarray(cotangent)
-            if cotangent.dtype.kind not in "fiu":
-                raise TypeError(f"{what}: the cotangent must hold floats, got dtype {cotangent.dtype}")
-        if tuple(np.shape(cotangent)) != shape:
-            raise ValueError(f"{what}: the cotangent must have the output's shape {shape}, "
-                             f"got shape {tuple(np.shape(cotangent))}")
-        found = ([None] * len(leaves) if node is None
-                 else tape.backward(node, cotangent, [x.node for x in leaves]))
-        pieces = [_plain(np.zeros(sh) if c is None else np.reshape(c, sh))
-                  for c, sh in zip(found, inputs.shapes)]
-        return tuple(pieces) if inputs.several else pieces[0]
+        flat = recording.flat_cotangent(cotangent, what)
+        return recording.inputs.structure(recording.pull_flat(flat))
 
-    return value, pullback
+    return recording.value, pullback
 
 
-def vjp(f, *primals):
+def vjp(f, *primals, has_aux=False):
     """JAX's vjp: (f(*primals), vjp_fn) where vjp_fn(cotangent) is a tuple with one cotangent
-    per primal, each shaped like it. The cotangent must have f's output shape."""
+    per primal, each with its structure. The cotangent must have the structure and shapes of
+    f's output. With has_aux: (f's output, vjp_fn, aux)."""
     f = python_twin(f)
-    value, pullback = _vjp(f, primals, tuple(range(len(primals))), "vjp_fn")
-    return value, pullback
+    (value, pullback), aux = _aux_call(
+        f, has_aux, primals, lambda g, a: _vjp(g, a, tuple(range(len(a))), "vjp_fn"))
+    return (value, pullback, aux) if has_aux else (value, pullback)
 
 
-def jacrev(f, argnums=0, jit=None):
+def jacrev(f, argnums=0, has_aux=False, *, jit=None):
     """Jacobian by reverse mode: one tape, one backward sweep per output entry;
-    shape f(x).shape + x.shape, as jacfwd. A numba function runs on the Python path (its
-    twin); for a compiled reverse-mode kernel of scalar code use grad(f, mode="reverse")."""
+    shape f(x).shape + x.shape (trees as jacfwd). A numba function runs on the Python path
+    (its twin); for a compiled reverse-mode kernel of scalar code use grad(f, mode="reverse")."""
     if jit:
         raise NotImplementedError(_NO_COMPILED_REVERSE)
     f = python_twin(f)
 
+    def run(g, args):
+        recording = _Recording(g, args, argnums)
+        inputs, n_out = recording.inputs, recording.n_out
+        rows = []
+        for k in range(n_out):
+            unit = np.zeros(n_out)
+            unit[k] = 1.0
+            rows.append(recording.pull_flat(unit if len(recording.sizes) > 1
+                                            else unit.reshape(recording.shapes[0])))
+        pieces, start = [], 0
+        for shape, size in zip(recording.shapes, recording.sizes):
+            leaf_rows = rows[start:start + size]
+            start += size
+            pieces.append(inputs.structure([_stack_rows([row[j] for row in leaf_rows], shape, in_shape)
+                                            for j, in_shape in enumerate(inputs.shapes)]))
+        return recording.treedef.unflatten(pieces)
+
     @functools.wraps(f)
     def jacobian_fn(*args):
-        value, pullback = _vjp(f, args, argnums, "jacrev")
-        shape = tuple(np.shape(value))
-        rows = []
-        for index in np.ndindex(shape):
-            unit = np.zeros(shape)
-            unit[index] = 1.0
-            rows.append(pullback(unit))
-        nums, several = _argnums(argnums, args, f)
-        if not several:
-            return _stack_rows(rows, shape)
-        return tuple(_stack_rows([row[k] for row in rows], shape) for k in range(len(nums)))
+        jac, aux = _aux_call(f, has_aux, args, run)
+        return (jac, aux) if has_aux else jac
 
     return jacobian_fn
 
 
-def _stack_rows(rows, out_shape):
-    """Cotangents of one input per output entry, as the Jacobian (out_shape + input shape)."""
+def _stack_rows(rows, out_shape, in_shape):
+    """Cotangents of one input leaf per output entry, as its Jacobian block (out + in shape)."""
+    if not rows:
+        return plain(np.zeros(out_shape + in_shape))
     stacked = np.stack([np.asarray(r) if not is_layer(r) else r for r in rows])
-    return _plain(np.reshape(stacked, out_shape + np.shape(rows[0])))
+    return plain(np.reshape(stacked, out_shape + in_shape))
 
 
 # ---- choosing a mode ----------------------------------------------------------------------------------
@@ -379,7 +426,7 @@ def _runs_compiled(f, jit):
     return is_dispatcher(f) if jit is None else bool(jit)
 
 
-def _compiled_mode(f, jit, mode, allowed):
+def _compiled_mode(f, jit, mode, allowed, has_aux=False):
     """The compiled kernel's mode ("forward" or "reverse"), or None on the Python path.
 
     On the compiled path "auto" means forward: compiled reverse mode records scalar code
@@ -388,6 +435,7 @@ def _compiled_mode(f, jit, mode, allowed):
         raise ValueError(f"mode={mode!r}; choose one of {('auto',) + tuple(allowed)}")
     if not _runs_compiled(f, jit):
         return None
+    _no_compiled_aux(has_aux)
     if mode in ("auto", "forward"):
         return "forward"
     if mode == "reverse":
@@ -395,13 +443,20 @@ def _compiled_mode(f, jit, mode, allowed):
     raise NotImplementedError(_NO_COMPILED_REVERSE)
 
 
+def _no_compiled_aux(has_aux):
+    if has_aux:
+        raise NotImplementedError("has_aux=True has no compiled kernel: pass jit=False to run "
+                                  "it on the Python path (a numba function runs as its "
+                                  "pure-Python twin)")
+
+
 def _chosen(mode, args, decisions, choose):
     """The mode to run: mode itself, or for "auto" choose()'s pick, which depends on f and
-    the shapes only: each transform keeps its picks in `decisions`, keyed by the argument
-    shapes, so f is recorded for a decision once."""
+    the shapes only: each transform keeps its picks in `decisions`, keyed by the arguments'
+    structures and leaf shapes, so f is recorded for a decision once."""
     if mode != "auto":
         return mode
-    key = tuple(("layer", a.shape) if is_layer(a) else np.shape(a) for a in args)
+    key = shape_key(args)
     if key not in decisions:
         decisions[key] = choose()
     return decisions[key]
@@ -427,25 +482,49 @@ def _jacobian_mode(f, args, argnums, chunk, n_out=None):
 
 
 def jvp(f, primals, tangents):
-    """(f(*primals), J·tangents) in one Dual pass: JAX's jvp."""
+    """(f(*primals), J·tangents) in one Dual pass: JAX's jvp. tangents has the structure of
+    primals (tangents at passed-through leaves, ints, None, static, are ignored); the output
+    tangent has the structure of f's output."""
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp takes tuples: jvp(f, (x, ...), (v, ...))")
     if len(primals) != len(tangents):
         raise ValueError(f"jvp got {len(primals)} primals but {len(tangents)} tangents")
-    if is_dispatcher(f) and len(primals) == 1:
+    if is_dispatcher(f) and len(primals) == 1 and (not is_node(primals[0]) or type(primals[0]) is tuple):
         return _compiled_jvp(f)(primals[0], tangents[0])
     f = python_twin(f)  # several primals: the Python path runs numba functions exactly
-    inputs = _Inputs(f, primals, tuple(range(len(primals))))
-    tans = []
-    for k, (t, shape) in enumerate(zip(tangents, inputs.shapes)):
-        t = _check_input(t, k, f)
-        if np.shape(t) != shape:
-            raise ValueError(f"tangent {k} has shape {np.shape(t)} but primal {k} has shape {shape}")
-        tans.append(t)
+    inputs = Inputs(f, primals, tuple(range(len(primals))))
+    tans = _tangents_like(inputs, tuple(primals), tuple(tangents), f, lambda name: (
+        ("the tangents", "the primals") if name is None else (f"tangent {name}", f"primal {name}")))
     tag = new_tag()
-    out = inputs.call(lambda k, x: Dual._make(x, (tans[k][..., None],), tag))
-    value, comps = _read_output(out, tag, f)
-    return value, _plain(np.zeros(np.shape(value)) if comps is None else comps[0][..., 0])
+    out = inputs.call(lambda j, x: Dual._make(x, (tans[j][..., None],), tag))
+    treedef, read = read_outputs(out, tag, f)
+    return (treedef.unflatten(v for v, _ in read),
+            treedef.unflatten(None if v is None else plain(np.zeros(np.shape(v)) if c is None else c[0][..., 0])
+                              for v, c in read))
+
+
+def _tangents_like(inputs, primals, tangents, f, names):
+    """The tangent of each differentiated leaf, checked against the primals' structure/shapes.
+    names(leaf name) gives the tangent's and the primal's names for messages (names(None):
+    the whole trees')."""
+    primal_leaves, primal_def = flatten(primals)
+    tangent_leaves, tangent_def = flatten(tangents)
+    if tangent_def != primal_def:
+        tangent_word, primal_word = names(None)
+        raise ValueError(f"{tangent_word} must have the structure of {primal_word}, "
+                         f"{primal_def.describe()}; got {tangent_def.describe()}")
+    slots = [j for slots in inputs.slots for j, _ in slots]
+    tans = [None] * len(inputs.xs)
+    for j, t in zip(slots, tangent_leaves):
+        if j is None:
+            continue
+        tangent_name, primal_name = names(inputs.names[j])
+        t = check_input(t, tangent_name, f)
+        if np.shape(t) != inputs.shapes[j]:
+            raise ValueError(f"{tangent_name} has shape {np.shape(t)} but {primal_name} has shape "
+                             f"{inputs.shapes[j]}")
+        tans[j] = t
+    return tans
 
 
 @functools.lru_cache(maxsize=None)
@@ -457,20 +536,20 @@ def _compiled_jvp(f):
 
 
 def _scalar_input(f, x, what):
-    if np.ndim(x) != 0:
+    if np.ndim(x) != 0 or isinstance(x, (tuple, list, dict)):
         raise TypeError(f"{what} takes a scalar input; got shape {np.shape(x)}. Use jacfwd, "
                         "grad or jvp for array inputs")
 
 
 def derivative(f, argnums=0, jit=None):
-    """f'(x) for scalar x; the result has the shape of f(x)."""
+    """f'(x) for scalar x; the result has the structure and shapes of f(x)."""
     kernels, f = _path(f, jit, argnums)
     if kernels:
         return kernels.at_argnum(kernels.derivative, f, argnums)
 
     @functools.wraps(f)
     def derivative_fn(*args):
-        (i,), _ = _argnums(argnums, args, f)
+        (i,), _ = argnums_of(argnums, args, f)
         _scalar_input(f, args[i], "derivative")
         return _jacobian_forward(f, args, i, 1)[1]
 
@@ -478,7 +557,7 @@ def derivative(f, argnums=0, jit=None):
 
 
 def second_derivative(f, argnums=0, jit=None):
-    """f''(x) for scalar x, exactly, in one HyperDual pass; shape of f(x).
+    """f''(x) for scalar x, exactly, in one HyperDual pass; structure and shapes of f(x).
 
     Given a numba dispatcher (or jit=True) it returns a compiled kernel (scalar outputs).
     """
@@ -488,79 +567,85 @@ def second_derivative(f, argnums=0, jit=None):
 
     @functools.wraps(f)
     def second_derivative_fn(*args):
-        inputs = _Inputs(f, args, argnums)
+        inputs = Inputs(f, args, argnums)
         if inputs.several:
             raise TypeError("second_derivative takes a single argnums; use hessian for several")
-        _scalar_input(f, inputs.xs[0], "second_derivative")
+        _scalar_input(f, args[inputs.nums[0]], "second_derivative")
         tag = new_tag()
         one = np.ones((1,))
-        out = inputs.call(lambda k, x: HyperDual._make(x, (one, one, np.zeros((1, 1))), tag))
-        value, comps = _read_output(out, tag, f)
-        return _plain(np.zeros(np.shape(value)) if comps is None else comps[2][..., 0, 0])
+        out = inputs.call(lambda j, x: HyperDual._make(x, (one, one, np.zeros((1, 1))), tag))
+        treedef, read = read_outputs(out, tag, f)
+        return treedef.unflatten(plain(np.zeros(np.shape(v)) if c is None else c[2][..., 0, 0])
+                                 for v, c in read)
 
     return second_derivative_fn
 
 
-def hessian(f, argnums=0, chunk=None, jit=None, mode="auto"):
-    """Exact Hessian of scalar f; shape x.shape + x.shape.
+def hessian(f, argnums=0, has_aux=False, *, chunk=None, jit=None, mode="auto"):
+    """Exact Hessian of scalar f; shape x.shape + x.shape. For trees (and tuple argnums) the
+    input structure with each leaf replaced by the input structure of blocks: H[a][b] =
+    ∂²f/∂a∂b, as in JAX. With has_aux: (H, aux).
 
     mode "forward": HyperDual blocks (ε1 chunk × ε2 chunk), O(N²) work per value;
     "forward-over-reverse": jacfwd of the reverse-mode gradient (Duals through the tape),
     N/chunk passes, for large N; "auto" picks by dualad.modes' cost model.
-    With tuple argnums (forward mode) the result is a tuple of tuples (H[i][j] =
-    ∂²f/∂x_i∂x_j), as in JAX. Given a numba dispatcher (or jit=True) it returns a compiled
-    kernel (1-D input): diagonal blocks use symmetric hyper-duals, which store half of the
-    ε1ε2 block.
+    Given a numba dispatcher (or jit=True) it returns a compiled kernel (1-D input):
+    diagonal blocks use symmetric hyper-duals, which store half of the ε1ε2 block.
     """
     _check_chunk(chunk)
-    if _compiled_mode(f, jit, mode, ("forward", "forward-over-reverse")):
+    if _compiled_mode(f, jit, mode, ("forward", "forward-over-reverse"), has_aux):
         kernels, f = _path(f, jit, argnums)
         return kernels.at_argnum(kernels.hessian, f, argnums, chunk)
     f = python_twin(f)
-    forward_over_reverse = jacfwd(grad(f, argnums=argnums, jit=False, mode="reverse"),
-                                  argnums=argnums, chunk=chunk, jit=False)
     decisions = {}
 
-    @functools.wraps(f)
-    def hessian_fn(*args):
-        chosen = _chosen(mode, args, decisions, lambda: _hessian_mode(f, args, argnums))
+    def run(g, args):
+        chosen = _chosen(mode, args, decisions, lambda: _hessian_mode(g, args, argnums))
         if chosen == "forward-over-reverse":
             if isinstance(argnums, (tuple, list)):
                 raise ValueError("hessian(mode='forward-over-reverse') takes a single argnums; "
                                  "use mode='forward' for a tuple")
-            return forward_over_reverse(*args)
-        inputs = _Inputs(f, args, argnums)
-        n = inputs.n
-        width = chunk or default_hessian_chunk(n)
-        tag = new_tag()
-        hess = np.zeros((n, n))
-        starts = list(range(0, n, width))
-        for b, lo1 in enumerate(starts):
-            hi1 = min(lo1 + width, n)
-            for lo2 in starts[b:]:
-                hi2 = min(lo2 + width, n)
-                out = inputs.call(lambda k, x: HyperDual._make(
-                    x, (inputs.seed(k, lo1, hi1), inputs.seed(k, lo2, hi2),
-                        np.zeros(inputs.shapes[k] + (hi1 - lo1, hi2 - lo2))), tag))
-                value, comps = _read_output(out, tag, f)
-                _check_scalar(value, f, "hessian")
-                if comps is None:
-                    continue
-                hess = assign(hess, (slice(lo1, hi1), slice(lo2, hi2)), comps[2])
-                if lo2 != lo1:
-                    hess = assign(hess, (slice(lo2, hi2), slice(lo1, hi1)), comps[2].T)
-        if not inputs.several:
-            return _plain(np.reshape(hess, inputs.shapes[0] * 2))
-        return tuple(
-            tuple(np.reshape(hess[o1:o1 + s1, o2:o2 + s2], sh1 + sh2)
-                  for o2, s2, sh2 in zip(inputs.offsets, inputs.sizes, inputs.shapes))
-            for o1, s1, sh1 in zip(inputs.offsets, inputs.sizes, inputs.shapes))
+            return jacfwd(grad(g, argnums, jit=False, mode="reverse"), argnums, chunk=chunk,
+                          jit=False)(*args)
+        return _hessian_forward(g, args, argnums, chunk)
+
+    @functools.wraps(f)
+    def hessian_fn(*args):
+        hess, aux = _aux_call(f, has_aux, args, run)
+        return (hess, aux) if has_aux else hess
 
     return hessian_fn
 
 
+def _hessian_forward(f, args, argnums, chunk):
+    """The Hessian tree by HyperDual blocks on and above the block diagonal, mirrored."""
+    inputs = Inputs(f, args, argnums)
+    n = inputs.n
+    width = chunk or default_hessian_chunk(n)
+    tag = new_tag()
+    hess = np.zeros((n, n))
+    starts = list(range(0, n, width))
+    for b, lo1 in enumerate(starts):
+        hi1 = min(lo1 + width, n)
+        for lo2 in starts[b:]:
+            hi2 = min(lo2 + width, n)
+            out = inputs.call(lambda j, x: HyperDual._make(
+                x, (inputs.seed(j, lo1, hi1), inputs.seed(j, lo2, hi2),
+                    np.zeros(inputs.shapes[j] + (hi1 - lo1, hi2 - lo2))), tag))
+            comps = _scalar_output(out, tag, f, "hessian")
+            if comps is None:
+                continue
+            hess = assign(hess, (slice(lo1, hi1), slice(lo2, hi2)), comps[2])
+            if lo2 != lo1:
+                hess = assign(hess, (slice(lo2, hi2), slice(lo1, hi1)), comps[2].T)
+    return inputs.structure([
+        inputs.structure([plain(np.reshape(hess[o1:o1 + s1, o2:o2 + s2], sh1 + sh2))
+                          for o2, s2, sh2 in zip(inputs.offsets, inputs.sizes, inputs.shapes)])
+        for o1, s1, sh1 in zip(inputs.offsets, inputs.sizes, inputs.shapes)])
+
+
 def hvp(f, chunk=None, jit=None):
-    """Hessian-vector product: hvp(f)(x, v, *args) = ∇²f(x, *args) · v, shape x.shape.
+    """Hessian-vector product: hvp(f)(x, v, *args) = ∇²f(x, *args) · v, structured as x.
 
     ε2 carries v and ε1 the identity (chunked), so the ε1ε2 part is H·v; no Hessian is formed.
     Given a numba dispatcher (or jit=True) it returns a compiled kernel (scalar or 1-D x).
@@ -572,21 +657,19 @@ def hvp(f, chunk=None, jit=None):
 
     @functools.wraps(f)
     def hvp_fn(x, v, *args):
-        inputs = _Inputs(f, (x,) + args, 0)
-        direction = _check_input(v, "v", f)
-        if np.shape(direction) != inputs.shapes[0]:
-            raise ValueError(f"hvp: v has shape {np.shape(direction)} but x has shape {inputs.shapes[0]}")
+        inputs = Inputs(f, (x,) + args, 0)
+        directions = _tangents_like(inputs, (x,), (v,), f, lambda name: (
+            ("v", "x") if name is None else ("v" + name[1:], "x" + name[1:])))
         n, width, tag = inputs.n, chunk or default_chunk(inputs.n), new_tag()
         pieces = []
         for lo in range(0, max(n, 1), width):
             hi = min(lo + width, n)
-            out = inputs.call(lambda k, x_: HyperDual._make(
-                x_, (inputs.seed(k, lo, hi), direction[..., None],
-                     np.zeros(inputs.shapes[k] + (hi - lo, 1))), tag))
-            value, comps = _read_output(out, tag, f)
-            _check_scalar(value, f, "hvp")
+            out = inputs.call(lambda j, x_: HyperDual._make(
+                x_, (inputs.seed(j, lo, hi), directions[j][..., None],
+                     np.zeros(inputs.shapes[j] + (hi - lo, 1))), tag))
+            comps = _scalar_output(out, tag, f, "hvp")
             pieces.append(np.zeros(hi - lo) if comps is None else comps[2][..., 0])
         flat = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
-        return _plain(np.reshape(flat, inputs.shapes[0]))
+        return inputs.split(flat, ())
 
     return hvp_fn
