@@ -434,12 +434,14 @@ class ForwardNumber(ArrayLike):
 def assign(target, index, item):
     """target[index] = item for arrays and forward numbers; returns the (maybe promoted) target.
 
-    A plain array that receives a forward number becomes a forward number of that tag with
-    zero tangents first, so nested transforms can fill buffers made from older inputs.
+    A plain array that receives a number of some layer (forward or reverse) becomes a
+    constant of that layer first; so does a reverse-mode array receiving a newer forward
+    number. Nested transforms can thus fill buffers made from older inputs.
     """
-    if isinstance(item, ForwardNumber) and (not isinstance(target, ForwardNumber) or item.tag > target.tag):
-        if not isinstance(target, ForwardNumber):
-            target = item.constant(target)
+    if is_layer(item) and not is_layer(target):
+        target = item.constant(target)  # a buffer of plain floats becomes item's layer
+    elif isinstance(item, ForwardNumber) and not isinstance(target, ForwardNumber) and item.tag > target.tag:
+        target = item.constant(target)
     if is_layer(target):  # a forward number, or a traced array of reverse mode
         target[index] = item
         return target

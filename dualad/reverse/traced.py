@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from ..number import ArrayLike, assign, leader_of
+from ..number import ArrayLike, assign, is_layer, leader_of
 from .tape import Scattered, scatter_add, set_entries, unbroadcast
 
 __all__ = ["Traced", "leaf", "split", "record", "select", "FUNCTIONS"]
@@ -54,6 +54,11 @@ class Traced(ArrayLike):
     @property
     def tag(self):
         return self.tape.tag
+
+    def constant(self, x):
+        """x (an array of older layers or floats) on this tape, as a constant buffer that
+        item assignment can fill with traced values."""
+        return leaf(np.array(x, dtype=float) if not is_layer(x) else x.copy(), self.tape)
 
     @property
     def value(self):
