@@ -12,6 +12,7 @@ from .dual import Dual
 from .hyperdual import HyperDual
 from .number import primal
 from .modes import ModeDecision, choose_mode
+from .primitives import primitive
 from .reverse import checkpoint, checkpointed_loop
 from .tree import static, tree_map
 from .transforms import (default_chunk, default_hessian_chunk, derivative, grad, hessian, hvp,
@@ -25,4 +26,4 @@ __all__ = ["Dual", "HyperDual", "primal", "stop_gradient", "math", "rules", "jvp
            "derivative", "second_derivative", "grad", "value_and_grad", "jacfwd", "jacobian",
            "hessian", "hvp", "default_chunk", "default_hessian_chunk", "vjp", "jacrev",
            "choose_mode", "ModeDecision", "checkpoint", "checkpointed_loop", "tree", "static",
-           "tree_map"]
+           "tree_map", "primitive"]

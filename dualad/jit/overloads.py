@@ -11,16 +11,18 @@ zeros_like & co., sum, dot/matmul. No derivative formula appears in this file.
 
 import math
 import operator
+import types as pytypes
 
 import numba
 import numpy as np
 from numba import literal_unroll
 from numba.core import types
-from numba.core.errors import TypingError
+from numba.core.errors import NumbaError, TypingError
 from numba.core.extending import overload, overload_attribute, register_jitable
 
 from .. import math as dual_math
 from .. import rules
+from ..primitives import subscribe
 from ..rules import MATH_NAMES, RULES
 from .types import (ARRAYS, NUMBER, ActiveArrayType, DualArrayType, DualType, HyperDualType,
                     HyperSeedArrayType, SeedArrayType, element_of, load_element, make_dual, make_dual_array,
@@ -340,11 +342,48 @@ def entry_points(rule):
     return list(_OPERATORS.get(rule.name, [])) + _MATH_FUNCS.get(rule.name, []) + [numpy_entry]
 
 
+def register_rule(rule, entries):
+    """Overload each entry point for scalar duals and for arrays of duals."""
+    scalar = _unary_scalar(rule) if rule.arity == 1 else _binary_scalar(rule)
+    for entry in entries:
+        overload(entry)(scalar)
+        overload(entry)(_elementwise(entry, rule.arity))
+
+
 for _rule in RULES.values():
-    _scalar = _unary_scalar(_rule) if _rule.arity == 1 else _binary_scalar(_rule)
-    for _entry in entry_points(_rule):
-        overload(_entry)(_scalar)
-        overload(_entry)(_elementwise(_entry, _rule.arity))
+    register_rule(_rule, entry_points(_rule))
+
+
+def _register_primitive(entry, rule, value):
+    """A dualad.primitive in compiled code: its value function on plain numbers (compiled
+    with numba; a TypingError names the primitive when numba cannot), its rule on duals.
+    A partial past the registered ones (rule None) fails to compile with its message."""
+    if rule is None:
+        def missing(*arg_types):
+            raise TypingError(entry.message)
+        overload(entry)((lambda x: missing(x)) if entry.arity == 1 else (lambda x, z: missing(x, z)))
+        return
+    compiled = value if isinstance(value, numba.core.registry.CPUDispatcher) else numba.njit(
+        value if isinstance(value, pytypes.FunctionType) else (lambda *args: value(*args)))
+
+    def on_numbers(*arg_types):
+        if not all(isinstance(t, NUMBER) for t in arg_types):
+            return None
+        try:
+            compiled.get_call_template(arg_types, {})
+        except NumbaError as err:
+            raise TypingError(
+                f"dualad.primitive {entry.__name__!r}: numba cannot compile {value!r} for "
+                f"{arg_types} ({str(err).splitlines()[0]}). Register numba-compilable functions "
+                "(math.*, np.* on scalars, @njit functions) to use it in compiled code, or run "
+                "on the Python path with jit=False") from None
+        return (lambda x: compiled(x)) if rule.arity == 1 else (lambda x, z: compiled(x, z))
+
+    overload(entry)((lambda x: on_numbers(x)) if rule.arity == 1 else (lambda x, z: on_numbers(x, z)))
+    register_rule(rule, [entry])
+
+
+subscribe(_register_primitive)
 
 
 def _log_with_base(numbers_too):

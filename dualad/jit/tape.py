@@ -31,6 +31,7 @@ from numba.core.errors import TypingError
 from numba.core.extending import overload, register_jitable
 
 from .. import transforms
+from ..primitives import subscribe
 from ..rules import RULES
 from . import overloads
 from .kernels import compile_kernel, gradient_of, shaped_like_input
@@ -104,10 +105,16 @@ def _binary(rule):
     return overloads.binary_chooser(rule.name, [(ActiveType, both, left, right)])
 
 
+def _register_rule(rule, entries):
+    """Overload each entry point for actives: record the rule's first partials."""
+    scalar = _unary(rule) if rule.arity == 1 else _binary(rule)
+    for entry in entries:
+        overload(entry)(scalar)
+
+
 for _rule in RULES.values():
-    _scalar = _unary(_rule) if _rule.arity == 1 else _binary(_rule)
-    for _entry in overloads.entry_points(_rule):
-        overload(_entry)(_scalar)
+    _register_rule(_rule, overloads.entry_points(_rule))
+subscribe(lambda entry, rule, value: rule and _register_rule(rule, [entry]))
 
 
 # ---- the differentiated input (len, .shape, .size: overloads.py, as for every array kind) ---------
