@@ -27,6 +27,7 @@ from .. import transforms
 from ..twin import python_twin
 from . import overloads  # noqa: F401  (registers the dual overloads)
 from .overloads import DUAL_ARRAYS, DUALS, as_dual_array
+from .tuples import as_input, flat_input, hessian_like_input, shaped_like_input
 from .types import (DualArrayType, DualType, HyperDualType, SeedArrayType, make_dual, make_dual_array,
                     make_hyper, make_hyper_seed_array, make_hyper_sym, make_seed_array, unit_tuple)
 
@@ -67,8 +68,8 @@ def _seed(x, lo, chunk):
     if isinstance(x, DUALS):
         raise TypingError("a compiled transform of a compiled transform (nested duals) is not "
                           "supported: pass jit=False to the outer transform")
-    raise TypingError(f"compiled transforms differentiate a float or a 1-D float64 array, "
-                      f"not {x}; the Python path (jit=False) takes any shape")
+    raise TypingError(f"compiled transforms differentiate a float, a 1-D float64 array or a "
+                      f"tuple of them, not {x}; the Python path (jit=False) takes any shape")
 
 
 @overload(seed_direction)
@@ -104,20 +105,6 @@ def _seed_hvp(x, v, lo, chunk):
             return make_dual_array(x, components, like)
         return array
     raise TypingError(f"compiled hvp takes a float or a 1-D float64 array, not {x}")
-
-
-def shaped_like_input(result, x):
-    """result (..., n) as JAX shapes it: the trailing input axis dropped when x is a scalar."""
-    raise TypeError("shaped_like_input runs inside compiled kernels only")
-
-
-@overload(shaped_like_input)
-def _shaped_like_input(result, x):
-    if isinstance(x, types.Array):
-        return lambda result, x: result
-    if result.ndim == 1:
-        return lambda result, x: result[0]
-    return lambda result, x: result[:, 0].copy()
 
 
 @overload(out_eps12)
@@ -262,7 +249,7 @@ def derivative(f):
 def jvp(f):
     """Kernel (x, v, *args) -> (f(x), J·v) in one Dual pass."""
     def kernel(x, v, *args):
-        out = f(seed_direction(x, v), *args)
+        out = f(as_input(x, seed_direction(flat_input(x), flat_input(v))), *args)
         return out_value(out), out_partial(out, 0)
 
     twin = python_twin(f)
@@ -284,15 +271,17 @@ def hessian(f, chunk=None):
     chunk = _check_chunk(chunk)
 
     def kernel(x, *args):
-        n = x.size
+        flat = flat_input(x)
+        n = flat.size
         hess = np.zeros((n, n))
         for lo1 in range(0, n, chunk):
             # diagonal block: symmetric hyper-duals, half the ε1ε2 work
-            store_block(f(make_hyper_seed_array(x, lo1, lo1, 1, chunk, 0), *args), hess, lo1, lo1)
+            seeded = make_hyper_seed_array(flat, lo1, lo1, 1, chunk, 0)
+            store_block(f(as_input(x, seeded), *args), hess, lo1, lo1)
             for lo2 in range(lo1 + chunk, n, chunk):
-                out = f(make_hyper_seed_array(x, lo1, lo2, 1, chunk, chunk), *args)
+                out = f(as_input(x, make_hyper_seed_array(flat, lo1, lo2, 1, chunk, chunk)), *args)
                 store_block(out, hess, lo1, lo2)
-        return hess
+        return hessian_like_input(hess, x)
 
     return compile_kernel(kernel, f, transforms.hessian(f, chunk=chunk, jit=False))
 
@@ -303,12 +292,13 @@ def hvp(f, chunk=None):
     chunk = _check_chunk(chunk)
 
     def kernel(x, v, *args):
-        if np.shape(v) != np.shape(x):
+        flat, direction = flat_input(x), flat_input(v)
+        if np.shape(direction) != np.shape(flat):
             raise ValueError("hvp: v and x have different shapes")
-        n = np.size(x)
+        n = np.size(flat)
         product = np.zeros(n)
         for lo in range(0, n, chunk):
-            out = f(seed_hvp(x, v, lo, chunk), *args)
+            out = f(as_input(x, seed_hvp(flat, direction, lo, chunk)), *args)
             for j in range(min(chunk, n - lo)):
                 product[lo + j] = out_eps12(out, j)
         return shaped_like_input(product, x)
@@ -320,11 +310,12 @@ def value_and_grad(f, chunk=None):
     chunk = _check_chunk(chunk)
 
     def kernel(x, *args):
-        n = np.size(x)
+        flat = flat_input(x)
+        n = np.size(flat)
         grad = np.empty(n)
         value = 0.0
         for lo in range(0, n, chunk):
-            out = f(seed(x, lo, chunk), *args)
+            out = f(as_input(x, seed(flat, lo, chunk)), *args)
             value = out_value(out)
             for j in range(min(chunk, n - lo)):
                 grad[lo + j] = out_partial(out, j)
@@ -349,12 +340,13 @@ def jacfwd(f, chunk=None):
     chunk = _check_chunk(chunk)
 
     def kernel(x, *args):
-        n = np.size(x)
-        out = f(seed(x, 0, chunk), *args)
+        flat = flat_input(x)
+        n = np.size(flat)
+        out = f(as_input(x, seed(flat, 0, chunk)), *args)
         jac = np.empty(np.shape(out_partial(out, 0)) + (n,))
         for lo in range(0, n, chunk):
             if lo > 0:
-                out = f(seed(x, lo, chunk), *args)
+                out = f(as_input(x, seed(flat, lo, chunk)), *args)
             for j in range(min(chunk, n - lo)):
                 jac[..., lo + j] = out_partial(out, j)
         return shaped_like_input(jac, x)

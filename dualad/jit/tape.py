@@ -34,7 +34,8 @@ from .. import transforms
 from ..primitives import subscribe
 from ..rules import RULES
 from . import overloads
-from .kernels import compile_kernel, gradient_of, shaped_like_input
+from .kernels import compile_kernel, gradient_of
+from .tuples import as_input, flat_input, shaped_like_input
 from .types import (ActiveArrayType, ActiveType, address_of, float_pointer, int_pointer, make_active,
                     make_active_array)
 
@@ -164,8 +165,8 @@ def _seed(x, header):
         return lambda x, header: make_active(float(x), 0, 1.0, header)
     if isinstance(x, types.Array) and x.ndim == 1 and x.dtype == types.float64:
         return lambda x, header: make_active_array(x, 0, 1, header)
-    raise TypingError(f"compiled reverse mode differentiates a float or a 1-D float64 array, not "
-                      f"{x}; the Python path (jit=False) takes any shape")
+    raise TypingError(f"compiled reverse mode differentiates a float, a 1-D float64 array or a "
+                      f"tuple of them, not {x}; the Python path (jit=False) takes any shape")
 
 
 @overload(read_out)
@@ -200,13 +201,14 @@ def sweep(parents, weights, size, output, scale, n_in):
 
 def value_and_grad(f):
     def kernel(x, *args):
-        n_in = np.size(x)
+        flat = flat_input(x)
+        n_in = np.size(flat)
         capacity = _INITIAL_NODES_PER_INPUT * n_in + 256
         while True:
             parents = np.empty(2 * capacity, np.int64)
             weights = np.empty(2 * capacity)
             header = np.array([n_in, capacity, address_of(parents), address_of(weights)], np.int64)
-            value, output, scale = read_out(f(seed(x, address_of(header)), *args))
+            value, output, scale = read_out(f(as_input(x, seed(flat, address_of(header))), *args))
             if header[0] <= capacity:
                 break
             capacity = header[0]  # the exact size: the second run fits
