@@ -62,14 +62,20 @@ def _path(f, jit, argnums, has_aux=False):
     if not _runs_compiled(f, jit):
         return None, python_twin(f)
     _no_compiled_aux(has_aux)
-    if not isinstance(argnums, (int, np.integer)) or argnums < 0:
-        raise ValueError(f"compiled transforms differentiate one argument, counted from 0 (got "
-                         f"argnums={argnums!r}); pass jit=False for several or negative argnums")
+    nums = argnums if isinstance(argnums, (tuple, list)) else (argnums,)
+    if not nums or not all(isinstance(i, (int, np.integer)) and i >= 0 for i in nums):
+        raise ValueError(f"compiled transforms take argnums as an int or a tuple of ints counted "
+                         f"from 0 (got argnums={argnums!r}); pass jit=False for negative argnums")
     import numba
 
     from . import jit as compiled_path  # lazy: numba's types and overloads
 
     return compiled_path.kernels, (f if is_dispatcher(f) else numba.njit(f))
+
+
+def _compiled_argnums(argnums):
+    """argnums as the compiled path takes it: an int, or a tuple of ints."""
+    return tuple(int(i) for i in argnums) if isinstance(argnums, (tuple, list)) else int(argnums)
 
 
 def _check_chunk(chunk):
@@ -176,7 +182,7 @@ def jacfwd(f, argnums=0, has_aux=False, *, chunk=None, jit=None):
     """
     kernels, f = _path(f, jit, argnums, has_aux)
     if kernels:
-        return kernels.at_argnum(kernels.jacfwd, f, argnums, chunk)
+        return kernels.at_argnum(kernels.jacfwd, f, _compiled_argnums(argnums), chunk)
 
     @functools.wraps(f)
     def jacobian_fn(*args):
@@ -412,8 +418,8 @@ def _compiled_gradient(name, compiled_mode, f, jit, argnums, chunk):
     (dualad.jit.kernels, chunked) or reverse (dualad.jit.tape)."""
     kernels, f = _path(f, jit, argnums)
     if compiled_mode == "reverse":
-        return kernels.at_argnum(getattr(_compiled_tape(), name), f, argnums)
-    return kernels.at_argnum(getattr(kernels, name), f, argnums, chunk)
+        return kernels.at_argnum(getattr(_compiled_tape(), name), f, _compiled_argnums(argnums))
+    return kernels.at_argnum(getattr(kernels, name), f, _compiled_argnums(argnums), chunk)
 
 
 def _compiled_tape():
@@ -541,8 +547,15 @@ def _scalar_input(f, x, what):
                         "grad or jvp for array inputs")
 
 
+def _single_argnum(argnums, what):
+    if isinstance(argnums, (tuple, list)):
+        raise ValueError(f"{what} differentiates one scalar argument (argnums={argnums!r}); "
+                         "use grad or jacobian for several")
+
+
 def derivative(f, argnums=0, jit=None):
     """f'(x) for scalar x; the result has the structure and shapes of f(x)."""
+    _single_argnum(argnums, "derivative")
     kernels, f = _path(f, jit, argnums)
     if kernels:
         return kernels.at_argnum(kernels.derivative, f, argnums)
@@ -561,6 +574,7 @@ def second_derivative(f, argnums=0, jit=None):
 
     Given a numba dispatcher (or jit=True) it returns a compiled kernel (scalar outputs).
     """
+    _single_argnum(argnums, "second_derivative")
     kernels, f = _path(f, jit, argnums)
     if kernels:
         return kernels.at_argnum(kernels.second_derivative, f, argnums)
@@ -568,8 +582,6 @@ def second_derivative(f, argnums=0, jit=None):
     @functools.wraps(f)
     def second_derivative_fn(*args):
         inputs = Inputs(f, args, argnums)
-        if inputs.several:
-            raise TypeError("second_derivative takes a single argnums; use hessian for several")
         _scalar_input(f, args[inputs.nums[0]], "second_derivative")
         tag = new_tag()
         one = np.ones((1,))
@@ -595,7 +607,7 @@ def hessian(f, argnums=0, has_aux=False, *, chunk=None, jit=None, mode="auto"):
     _check_chunk(chunk)
     if _compiled_mode(f, jit, mode, ("forward", "forward-over-reverse"), has_aux):
         kernels, f = _path(f, jit, argnums)
-        return kernels.at_argnum(kernels.hessian, f, argnums, chunk)
+        return kernels.at_argnum(kernels.hessian, f, _compiled_argnums(argnums), chunk)
     f = python_twin(f)
     decisions = {}
 

@@ -83,3 +83,34 @@ def test_tuples_the_compiled_path_cannot_take_say_so():
     with pytest.raises(numba.core.errors.TypingError,
                        match="(?s)tuple of floats and 1-D float arrays, not .*int64.*jit=False"):
         dualad.grad(energy)((np.ones(2), np.ones(3), 2), 0.5)  # an int leaf: passed through in Python
+
+
+@numba.njit(cache=True)
+def weighted(scale, x, t):
+    total = 0.0
+    for i in range(len(x)):
+        total += scale * x[i] ** 3 * t + np.sin(t * x[i])
+    return total
+
+
+@pytest.mark.parametrize("argnums", [(0, 1), (2, 0)])
+def test_compiled_tuple_argnums_give_tuples_as_jax_does(argnums):
+    args = (2.0, np.array([0.3, 0.5, 0.9]), 0.5)
+    expected = dualad.grad(weighted, argnums=argnums, jit=False)(*args)
+    for mode in ("forward", "reverse"):
+        assert_same_tree(dualad.grad(weighted, argnums=argnums, mode=mode)(*args), expected)
+    assert_same_tree(dualad.hessian(weighted, argnums=argnums)(*args),
+                     dualad.hessian(weighted, argnums=argnums, jit=False)(*args))
+    gradient = dualad.grad(weighted, argnums=argnums)
+
+    @numba.njit
+    def from_numba(x):
+        first, second = gradient(2.0, x, 0.5)
+        return first + second
+
+    a, b = expected
+    np.testing.assert_allclose(from_numba(args[1]), a + b, rtol=1e-13)
+    with pytest.raises(ValueError, match="names an argument twice"):
+        dualad.grad(weighted, argnums=(1, 1))
+    with pytest.raises(ValueError, match="derivative differentiates one scalar argument"):
+        dualad.derivative(weighted, argnums=argnums)

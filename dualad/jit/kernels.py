@@ -213,10 +213,14 @@ def _with_hint(kernel):
 
 
 def at_argnum(factory, f, argnum, *options):
-    """factory(f, *options)'s kernel differentiating argument `argnum` of f instead of 0.
+    """factory(f, *options)'s kernel differentiating argument `argnum` of f instead of 0, or
+    for a tuple of argnums the tuple of those arguments (results come back as tuples, JAX's
+    convention).
 
-    Kernels seed argument 0; f's argument moves to the front for them and back for the
+    Kernels seed argument 0; f's arguments move to the front for them and back for the
     caller (static tuple slices, so numba sees fixed argument types)."""
+    if isinstance(argnum, tuple):
+        return _at_argnums(factory, f, argnum, *options)
     if argnum == 0:
         return factory(f, *options)
     after = argnum + 1
@@ -230,6 +234,54 @@ def at_argnum(factory, f, argnum, *options):
         return kernel(*args[argnum:after], *args[:argnum], *args[after:])
 
     return _njit_like(in_callers_order, f)
+
+
+def _at_argnums(factory, f, argnums, *options):
+    """The kernel of the tuple (args[argnums[0]], args[argnums[1]], ...)."""
+    if len(set(argnums)) != len(argnums):
+        raise ValueError(f"argnums={argnums!r} names an argument twice")
+    ascending = sorted(range(len(argnums)), key=lambda k: argnums[k])
+    merge = _njit_like(lambda packed, rest: rest, f)  # packed's entries put back in place
+    for k in ascending:  # in ascending position, so each position is final when inserted
+        merge = _inserting(merge, argnums[k], k, f)
+    rest_of = _njit_like(lambda args: args, f)  # the arguments not differentiated
+    for position in sorted(argnums, reverse=True):
+        rest_of = _removing(rest_of, position, f)
+    pack = _njit_like(lambda args: (), f)
+    for position in argnums:
+        pack = _appending(pack, position, f)
+
+    def packed_first(packed, *rest):
+        return f(*merge(packed, rest))
+
+    kernel = factory(_njit_like(packed_first, f), *options)
+
+    def in_callers_order(*args):
+        return kernel(pack(args), *rest_of(args))
+
+    return _njit_like(in_callers_order, f)
+
+
+def _inserting(merge, position, k, f):
+    def inserted(packed, rest):
+        args = merge(packed, rest)
+        return args[:position] + (packed[k],) + args[position:]
+    return _njit_like(inserted, f)
+
+
+def _removing(rest_of, position, f):
+    after = position + 1
+
+    def removed(args):
+        rest = rest_of(args)
+        return rest[:position] + rest[after:]
+    return _njit_like(removed, f)
+
+
+def _appending(pack, position, f):
+    def appended(args):
+        return pack(args) + (args[position],)
+    return _njit_like(appended, f)
 
 
 def _check_chunk(chunk):
