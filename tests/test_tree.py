@@ -158,6 +158,19 @@ def test_jvp_and_vjp_of_trees_agree():
     assert lhs == pytest.approx(np.sum(back["u"] * tangent["u"]), rel=1e-14)
 
 
+def test_lists_and_every_kind_of_passed_leaf():
+    def f(items):
+        x, flag, nothing, count, name, ints = items
+        assert flag is True and nothing is None and name == "a" and ints.dtype.kind == "i"
+        return np.sum(x ** 2) * count
+
+    items = [np.array([1.0, 2.0]), True, None, 3, "a", np.arange(2)]
+    for mode in ("forward", "reverse"):
+        g = dualad.grad(f, mode=mode)(items)
+        assert isinstance(g, list) and g[1:] == [None] * 5
+        np.testing.assert_array_equal(g[0], [6.0, 12.0])
+
+
 def test_tuple_argnums_with_structures():
     def f(a, b, c):
         return a["x"] * b[0] + b[1] * c
