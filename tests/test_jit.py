@@ -449,6 +449,41 @@ def test_compiled_reverse_grows_its_tape_and_is_callable_from_njit():
         3 * 0.49 * math.sin(0.7) + 0.343 * math.cos(0.7), rel=1e-15)
 
 
+@numba.njit
+def _fails_below_zero(x):
+    if x[0] < 0.0:
+        raise ValueError("x[0] < 0")
+    total = 0.0
+    for i in range(len(x)):
+        total += math.sin(x[i]) * x[0]
+    return total
+
+
+GF = dualad.grad(_fails_below_zero, mode="reverse")
+
+
+@numba.njit(parallel=True)
+def _reverse_kernels_in_parallel(xs):
+    out = np.empty_like(xs)
+    for i in numba.prange(xs.shape[0]):
+        out[i] = GR(xs[i])  # one call takes the kept buffers, the others their own
+    return out
+
+
+def test_compiled_tape_keeps_its_buffers_safely():
+    reference = dualad.grad(_fails_below_zero, jit=False)
+    for n in (3, 2000, 5, 2000):  # the kept buffers grow, then serve smaller tapes
+        x = np.linspace(0.1, 2.0, n)
+        np.testing.assert_allclose(GF(x), reference(x), rtol=1e-13)
+    with pytest.raises(ValueError, match="x\\[0\\] < 0"):
+        GF(np.array([-1.0, 2.0]))  # raised while the buffers were taken: later calls use new ones
+    x = np.linspace(0.1, 2.0, 50)
+    np.testing.assert_allclose(GF(x), reference(x), rtol=1e-13)
+    xs = np.random.default_rng(3).normal(size=(64, 2))
+    expected = np.array([dualad.grad(_long_loop, jit=False)(row) for row in xs])
+    np.testing.assert_allclose(_reverse_kernels_in_parallel(xs), expected, rtol=1e-12)
+
+
 def test_compiled_reverse_on_array_code_names_the_fix():
     with pytest.raises(numba.core.errors.TypingError, match="(?s)jit=False"):
         dualad.grad(rosen_vec, mode="reverse")(X5)

@@ -21,6 +21,7 @@ so every array operation is written once for duals and hyper-duals. Everything e
 ``overloads.py`` from the rule table.
 """
 
+from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.errors import TypingError
 from numba.core.extending import (intrinsic, lower_builtin, lower_cast, make_attribute_wrapper,
@@ -33,7 +34,7 @@ __all__ = ["DualType", "DualArrayType", "make_dual", "make_dual_array", "tuple_s
            "HyperSeedArrayType", "make_hyper_seed_array", "ARRAYS", "tuple_fields", "element_of",
            "load_element", "store_element", "zero_element", "ACTIVE", "ActiveType", "make_active",
            "ACTIVE_ARRAY", "ActiveArrayType", "make_active_array", "address_of", "int_pointer",
-           "float_pointer"]
+           "float_pointer", "pool_address", "try_lock", "unlock", "keep", "drop"]
 
 NUMBER = (types.Float, types.Integer, types.Boolean)
 
@@ -572,3 +573,66 @@ def _pointer_from(dtype):
 
 int_pointer = _pointer_from(types.int64)
 float_pointer = _pointer_from(types.float64)
+
+
+# ---- state kept between calls of a compiled kernel --------------------------------------------------
+_I64 = ir.IntType(64)
+
+
+@intrinsic
+def pool_address(typingctx, slots):
+    """The address of `slots` int64, zero at load, that live as long as the compiled code:
+    a global of its LLVM module (so each copy of the code, and each process that loads it
+    from numba's cache, has its own). One per call site."""
+    if not isinstance(slots, types.IntegerLiteral):
+        raise TypingError("pool_address needs its number of slots as a constant")
+    array_type = ir.ArrayType(_I64, slots.literal_value)
+
+    def codegen(context, builder, signature, args):
+        pool = ir.GlobalVariable(builder.module, array_type, builder.module.get_unique_name("dualad_pool"))
+        pool.linkage = "internal"
+        pool.initializer = ir.Constant(array_type, None)
+        return builder.ptrtoint(pool, context.get_value_type(types.intp))
+    return types.intp(slots), codegen
+
+
+@intrinsic
+def try_lock(typingctx, address):
+    """Atomically set the int64 at address from 0 to 1; whether this call did (a lock that
+    concurrent and re-entrant calls cannot both take)."""
+    def codegen(context, builder, signature, args):
+        pointer = builder.inttoptr(args[0], _I64.as_pointer())
+        result = builder.cmpxchg(pointer, _I64(0), _I64(1), "acq_rel", "monotonic")
+        return builder.extract_value(result, 1)
+    return types.boolean(types.intp), codegen
+
+
+@intrinsic
+def unlock(typingctx, address):
+    def codegen(context, builder, signature, args):
+        builder.store_atomic(_I64(0), builder.inttoptr(args[0], _I64.as_pointer()), "release", 8)
+        return context.get_dummy_value()
+    return types.none(types.intp), codegen
+
+
+@intrinsic
+def keep(typingctx, array):
+    """Take one more reference to array's memory and return its owner (meminfo) as an
+    integer: the memory outlives the array until drop(owner)."""
+    def codegen(context, builder, signature, args):
+        context.nrt.incref(builder, signature.args[0], args[0])
+        meminfo = context.make_array(signature.args[0])(context, builder, value=args[0]).meminfo
+        return builder.ptrtoint(meminfo, context.get_value_type(types.intp))
+    return types.intp(array), codegen
+
+
+@intrinsic
+def drop(typingctx, owner):
+    """Give back a reference taken by keep (nothing for 0)."""
+    def codegen(context, builder, signature, args):
+        decref = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [cgutils.voidptr_t]), "NRT_decref")
+        with builder.if_then(builder.icmp_signed("!=", args[0], args[0].type(0))):
+            builder.call(decref, [builder.inttoptr(args[0], cgutils.voidptr_t)])
+        return context.get_dummy_value()
+    return types.none(types.intp), codegen
