@@ -72,6 +72,15 @@ def peak_bytes(fn, x):
         tracemalloc.stop()
 
 
+def test_many_snapshots_need_no_deep_recursion():
+    # revolve's recursion is unrolled: more snapshots than Python's recursion limit work
+    s0, n = np.array([1.0, 0.0]), 3000
+    info = {}
+    g = dualad.grad(final(oscillator_step, n, snapshots=2000, info=info), mode="reverse")(s0)
+    np.testing.assert_allclose(g, dualad.grad(final(oscillator_step, n), mode="forward")(s0), rtol=1e-10)
+    assert info["peak_states"] <= 2000
+
+
 def test_ten_snapshots_use_a_tenth_of_the_memory():
     s0 = np.array([1.0, 0.0])
     plain = peak_bytes(dualad.grad(final(oscillator_step, 500), mode="reverse"), s0)

@@ -103,7 +103,7 @@ def checkpointed_loop(step, state0, n_steps, snapshots=10, info=None):
         state = _run_plain(step, (state,), "the step of checkpointed_loop")
 
     def vjp(c):
-        counts = {"recomputed_steps": 0, "alive": 1, "peak_states": 1}
+        counts = {"recomputed_steps": 0, "peak_states": 1}
 
         def advance(s, steps):
             for _ in range(steps):
@@ -111,24 +111,35 @@ def checkpointed_loop(step, state0, n_steps, snapshots=10, info=None):
             counts["recomputed_steps"] += steps
             return s
 
-        def reverse(s_start, n, free, c_end):
-            """Cotangent at the start of n steps beginning at state s_start."""
-            if n == 1:
+        def reverse_segment(s_start, n, c_end):
+            """Cotangent at the start of n steps with no snapshot to spare: each step is
+            recomputed from s_start (n == 1: just the step's own pullback)."""
+            c = c_end
+            for i in reversed(range(n)):
+                s = advance(s_start, i) if i else s_start
                 counts["recomputed_steps"] += 1
-                return _pullback(step, [s_start], c_end, "checkpointed_loop")[0]
-            if free == 0:  # no snapshot left: recompute from s_start for every step
-                c = c_end
-                for i in reversed(range(n)):
-                    c = reverse(advance(s_start, i), 1, 0, c)
-                return c
-            right = _binomial_split(n, free)
-            snapshot = advance(s_start, n - right)
-            counts["alive"] += 1
-            counts["peak_states"] = max(counts["peak_states"], counts["alive"])
-            c_mid = reverse(snapshot, right, free - 1, c_end)
-            del snapshot
-            counts["alive"] -= 1
-            return reverse(s_start, n - right, free, c_mid)
+                c = _pullback(step, [s], c, "checkpointed_loop")[0]
+            return c
+
+        def reverse(s_start, n, free, c_end):
+            """Cotangent at the start of n steps beginning at state s_start.
+
+            Revolve's recursion, unrolled with a stack of the left parts still to reverse (a
+            deep recursion would hit Python's limit for large `snapshots`): split off the
+            right part at a new snapshot until a segment has one step or no snapshot left,
+            reverse that segment, then resume the innermost pending left part."""
+            pending = []  # (start state, steps, free snapshots) of left parts, innermost last
+            c = c_end
+            while True:
+                while n > 1 and free > 0:
+                    right = _binomial_split(n, free)
+                    pending.append((s_start, n - right, free))
+                    s_start, n, free = advance(s_start, n - right), right, free - 1
+                    counts["peak_states"] = max(counts["peak_states"], 1 + len(pending))
+                c = reverse_segment(s_start, n, c)  # the snapshot s_start is dropped here
+                if not pending:
+                    return c
+                s_start, n, free = pending.pop()
 
         c0 = c if n_steps == 0 else reverse(start, n_steps, snapshots - 1, c)
         if info is not None:
