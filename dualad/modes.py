@@ -15,9 +15,10 @@ sweep in the transforms), measured on this project's 2-core machine by
 different machine and paste its output here. The tape of the recording run is also the
 memory reverse mode needs (E floats plus the partials it keeps, reported as `tape_floats`).
 
-On the compiled path auto means forward: its tape (mode="reverse") records scalar code
-only, while compiled forward mode also runs array code, so forward is the mode that always
-compiles. Ask for mode="reverse" on large scalar-loop gradients.
+On the compiled path a gradient's auto mode is the compiled tape when f is scalar code (the
+tape compiles for it) and N >= COMPILED_REVERSE_FROM, and forward mode otherwise (the tape
+does not record array code yet); other compiled transforms are forward mode. The crossover
+is measured by the same --calibrate run (dualad.jit.auto).
 """
 
 from __future__ import annotations
@@ -40,6 +41,13 @@ OP_RECORD = 5.29e-06
 FLOAT_RECORD = 3.79e-09
 OP_SWEEP = 1.76e-06
 FLOAT_SWEEP = 2.52e-10
+# Compiled path: the smallest N from which the compiled tape beats forward mode's gradient;
+# for Jacobians, costs in evaluations of f: a forward pass (default chunk) COMPILED_PASS, the
+# tape COMPILED_RECORD to record and COMPILED_SWEEP per output (dualad.jit.auto).
+COMPILED_REVERSE_FROM = 16
+COMPILED_PASS = 8.0
+COMPILED_RECORD = 5.0
+COMPILED_SWEEP = 3.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,7 +85,8 @@ def choose_mode(f=None, *args, argnums=0, n_in=None, n_out=None, chunk=None, ops
 
     Returns a ModeDecision: .mode ("forward" or "reverse"), .costs (estimated seconds per
     mode), .reason (one line). compiled=True (default: f is a numba function) means the
-    compiled path, where forward is the only mode.
+    compiled path: there auto is what dualad.jit.auto does (the compiled tape for scalar-code
+    gradients from COMPILED_REVERSE_FROM inputs on, forward mode otherwise).
     """
     from .transforms import default_chunk
     from .twin import is_dispatcher
@@ -96,9 +105,10 @@ def choose_mode(f=None, *args, argnums=0, n_in=None, n_out=None, chunk=None, ops
     costs = {"forward": forward, "reverse": reverse}
     shape = f"N={n_in} input{'s' * (n_in != 1)}, M={n_out} output{'s' * (n_out != 1)}"
     if compiled:
-        return ModeDecision("forward", {"forward": forward}, f"{shape}: compiled auto is forward "
-                            "mode, which compiles array code too (mode='reverse' records scalar "
-                            "code on a compiled tape)", n_in, n_out, width, ops, floats)
+        from .jit.kernels import DEFAULT_CHUNK
+
+        return _compiled_decision(f, args, argnums, shape, n_in, n_out, chunk or DEFAULT_CHUNK,
+                                  ops, floats)
     mode = "reverse" if reverse < forward else "forward"
     sweeps = f"{n_out} sweep{'s' * (n_out != 1)}"
     chunks = f"{passes} forward pass{'es' * (passes != 1)} of {width} partials"
@@ -107,6 +117,43 @@ def choose_mode(f=None, *args, argnums=0, n_in=None, n_out=None, chunk=None, ops
     reason = (f"{shape}: {verdict} (estimated {_fmt(costs[mode])} vs "
               f"{_fmt(costs['forward' if mode == 'reverse' else 'reverse'])})")
     return ModeDecision(mode, costs, reason, n_in, n_out, width, ops, floats)
+
+
+def _compiled_decision(f, args, argnums, shape, n_in, n_out, width, ops, floats):
+    """What compiled auto mode does (dualad.jit.auto): forward mode where f does not record
+    onto the compiled tape; else for a gradient the tape from COMPILED_REVERSE_FROM inputs
+    on, and for a Jacobian the cheaper by the COMPILED_* costs (width: the compiled chunk)."""
+    def decision(mode, why):
+        return ModeDecision(mode, {}, f"{shape}: compiled auto is {mode} mode: {why}",
+                            n_in, n_out, width, ops, floats)
+
+    if f is not None and not _records_on_tape(f, args, argnums):
+        return decision("forward", "f does not compile onto the compiled tape")
+    if n_out == 1:
+        if n_in < COMPILED_REVERSE_FROM:
+            return decision("forward", f"a gradient below N = {COMPILED_REVERSE_FROM}, where the "
+                                       "compiled tape starts to win")
+        return decision("reverse", f"a gradient of N >= {COMPILED_REVERSE_FROM} inputs records once "
+                                   "on the compiled tape and sweeps once")
+    passes = math.ceil(n_in / width)
+    forward = passes * COMPILED_PASS
+    reverse = COMPILED_RECORD + n_out * COMPILED_SWEEP
+    mode = "reverse" if reverse < forward else "forward"
+    return decision(mode, f"{passes} forward pass{'es' * (passes != 1)} cost about {forward:g} "
+                          f"evaluations of f, recording and {n_out} sweeps {reverse:g}")
+
+
+def _records_on_tape(f, args, argnums):
+    """Whether f's code compiles onto the compiled tape for these arguments."""
+    from numba.core.errors import NumbaError
+
+    from .transforms import jacobian
+
+    try:
+        jacobian(f, argnums=argnums, mode="reverse")(*args)
+    except (NumbaError, NotImplementedError):
+        return False
+    return True
 
 
 def choose_hessian_mode(f=None, *args, argnums=0, n_in=None, ops=None, floats=None):

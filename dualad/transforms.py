@@ -196,11 +196,17 @@ def jacobian(f, argnums=0, has_aux=False, *, mode="auto", chunk=None, jit=None):
     """Jacobian of f with respect to args[argnums]; shape f(x).shape + x.shape.
 
     mode: "forward" (Dual passes, N/chunk of them), "reverse" (a tape and one sweep per
-    output entry) or "auto" (dualad.choose_mode decides from N, M and the tape).
+    output entry) or "auto" (dualad.choose_mode decides from N, M and the tape; compiled,
+    dualad.jit.auto decides per input size from N, M and calibrated costs).
     """
-    compiled = _compiled_mode(f, jit, mode, ("forward", "reverse"), has_aux)
+    compiled = _compiled_mode(f, jit, mode, ("forward", "reverse"), has_aux, auto="auto")
     if compiled == "reverse":
-        return grad(f, argnums=argnums, jit=jit, mode="reverse")  # scalar outputs: J = ∇f
+        return jacrev(f, argnums=argnums, jit=jit)
+    if compiled == "auto" and chunk is None:
+        kernels, f = _path(f, jit, argnums)
+        from .jit import auto
+
+        return kernels.at_argnum(auto.jacobian, f, _compiled_argnums(argnums))
     if compiled:
         return jacfwd(f, argnums=argnums, chunk=chunk, jit=jit)
     f = python_twin(f)
@@ -226,10 +232,11 @@ def value_and_grad(f, argnums=0, has_aux=False, *, chunk=None, jit=None, mode="a
     With has_aux: ((value, aux), ∇f).
 
     mode: "forward", "reverse" (one sweep of a tape) or "auto" (dualad.choose_mode).
-    Given a numba dispatcher (or jit=True) it returns a compiled kernel: forward mode, or with
-    mode="reverse" a tape compiled into the kernel (scalar code).
+    Given a numba dispatcher (or jit=True) it returns a compiled kernel: forward mode, a
+    tape compiled into the kernel (mode="reverse", scalar code), or with "auto" the tape
+    for scalar code from dualad.modes.COMPILED_REVERSE_FROM inputs on, else forward mode.
     """
-    compiled = _compiled_mode(f, jit, mode, ("forward", "reverse"), has_aux)
+    compiled = _compiled_mode(f, jit, mode, ("forward", "reverse"), has_aux, auto="auto")
     if compiled:
         return _compiled_gradient("value_and_grad", compiled, f, jit, argnums, chunk)
     f = python_twin(f)
@@ -259,9 +266,9 @@ def grad(f, argnums=0, has_aux=False, *, chunk=None, jit=None, mode="auto"):
     the argument's structure for trees). With has_aux: (∇f, aux).
 
     mode: "forward", "reverse" or "auto". Given a numba dispatcher (or jit=True) it returns
-    a compiled kernel: forward mode, or with mode="reverse" a compiled tape (scalar code).
+    a compiled kernel in that mode (as value_and_grad's).
     """
-    compiled = _compiled_mode(f, jit, mode, ("forward", "reverse"), has_aux)
+    compiled = _compiled_mode(f, jit, mode, ("forward", "reverse"), has_aux, auto="auto")
     if compiled:
         return _compiled_gradient("grad", compiled, f, jit, argnums, chunk)
     f = python_twin(f)
@@ -366,11 +373,14 @@ def vjp(f, *primals, has_aux=False):
 
 def jacrev(f, argnums=0, has_aux=False, *, jit=None):
     """Jacobian by reverse mode: one tape, one backward sweep per output entry;
-    shape f(x).shape + x.shape (trees as jacfwd). A numba function runs on the Python path
-    (its twin); for a compiled reverse-mode kernel of scalar code use grad(f, mode="reverse")."""
-    if jit:
-        raise NotImplementedError(_NO_COMPILED_REVERSE)
-    f = python_twin(f)
+    shape f(x).shape + x.shape (trees as jacfwd). Given a numba dispatcher (or jit=True) it
+    returns a compiled kernel: f records onto the compiled tape (scalar and 1-D outputs)."""
+    kernels, compiled_f = _path(f, jit, argnums, has_aux)
+    if kernels:
+        from .jit import tape  # lazy: the compiled tape
+
+        return kernels.at_argnum(tape.jacrev, compiled_f, _compiled_argnums(argnums))
+    f = compiled_f
 
     def run(g, args):
         recording = _Recording(g, args, argnums)
@@ -415,34 +425,39 @@ _NO_COMPILED_REVERSE = (
 
 def _compiled_gradient(name, compiled_mode, f, jit, argnums, chunk):
     """The compiled `name` kernel ("grad" or "value_and_grad") of f in compiled_mode: forward
-    (dualad.jit.kernels, chunked) or reverse (dualad.jit.tape)."""
+    (dualad.jit.kernels, chunked), reverse (dualad.jit.tape) or auto (dualad.jit.auto: the
+    tape for scalar code from a calibrated N on, else forward; an explicit chunk means
+    forward mode)."""
     kernels, f = _path(f, jit, argnums)
     if compiled_mode == "reverse":
-        return kernels.at_argnum(getattr(_compiled_tape(), name), f, _compiled_argnums(argnums))
+        from .jit import tape  # lazy: the compiled tape
+
+        return kernels.at_argnum(getattr(tape, name), f, _compiled_argnums(argnums))
+    if compiled_mode == "auto" and chunk is None:
+        from .jit import auto
+
+        return kernels.at_argnum(getattr(auto, name), f, _compiled_argnums(argnums))
     return kernels.at_argnum(getattr(kernels, name), f, _compiled_argnums(argnums), chunk)
-
-
-def _compiled_tape():
-    from .jit import tape  # lazy: numba's types and the compiled tape
-
-    return tape
 
 
 def _runs_compiled(f, jit):
     return is_dispatcher(f) if jit is None else bool(jit)
 
 
-def _compiled_mode(f, jit, mode, allowed, has_aux=False):
-    """The compiled kernel's mode ("forward" or "reverse"), or None on the Python path.
+def _compiled_mode(f, jit, mode, allowed, has_aux=False, auto="forward"):
+    """The compiled kernel's mode ("forward", "reverse" or, where the transform has an auto
+    kernel, "auto"), or None on the Python path.
 
-    On the compiled path "auto" means forward: compiled reverse mode records scalar code
-    only, and forward mode compiles array code too."""
+    Compiled reverse mode records scalar code only, so "auto" is forward mode for every
+    transform but the gradients, whose auto kernel decides per call (dualad.jit.auto)."""
     if mode not in ("auto",) + tuple(allowed):
         raise ValueError(f"mode={mode!r}; choose one of {('auto',) + tuple(allowed)}")
     if not _runs_compiled(f, jit):
         return None
     _no_compiled_aux(has_aux)
-    if mode in ("auto", "forward"):
+    if mode == "auto":
+        return auto
+    if mode == "forward":
         return "forward"
     if mode == "reverse":
         return "reverse"

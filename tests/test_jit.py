@@ -484,8 +484,76 @@ def test_compiled_tape_keeps_its_buffers_safely():
     np.testing.assert_allclose(_reverse_kernels_in_parallel(xs), expected, rtol=1e-12)
 
 
-def test_compiled_reverse_on_array_code_names_the_fix():
-    with pytest.raises(numba.core.errors.TypingError, match="(?s)jit=False"):
-        dualad.grad(rosen_vec, mode="reverse")(X5)
+def test_compiled_tape_records_array_code_and_vector_outputs():
+    rng = np.random.default_rng(5)
+    w, b, x = rng.normal(size=(3, 6)), rng.normal(size=3), rng.normal(size=6)
+    jac = dualad.jacrev(_layer)(x, w, b)  # np.tanh(W @ x + b): arrays of actives
+    np.testing.assert_allclose(jac, dualad.jacfwd(_layer, jit=False)(x, w, b), rtol=1e-13)
+    np.testing.assert_allclose(dualad.jacobian(_layer, mode="reverse")(x, w, b), jac, rtol=1e-15)
+    np.testing.assert_allclose(dualad.grad(rosen_vec, mode="reverse")(X5),
+                               dualad.grad(rosen_loop_py)(X5), rtol=1e-13)
+    np.testing.assert_allclose(dualad.jacrev(_buffer)(X5), dualad.jacfwd(_buffer, jit=False)(X5), rtol=1e-13)
+    pair = (X5[:2], 0.5)  # a tuple input: one block per leaf
+    for got, expected in zip(dualad.jacrev(_vector_and_scale)(pair),
+                             dualad.jacfwd(_vector_and_scale, jit=False)(pair)):
+        np.testing.assert_allclose(got, expected, rtol=1e-14)
+    assert _calls_jacrev(X5) == pytest.approx(dualad.jacfwd(_buffer, jit=False)(X5)[2, 0], rel=1e-14)
+
+
+@numba.njit
+def _layer(x, w, b):
+    return np.tanh(w @ x + b)
+
+
+@numba.njit
+def _buffer(x):
+    y = np.zeros_like(x)  # a buffer of actives: zeros are constants
+    for i in range(1, len(y)):
+        y[i] = y[i - 1] * x[i] + x[0] ** 2
+    return y
+
+
+@numba.njit
+def _vector_and_scale(p):
+    v, s = p
+    return np.sin(v) * s
+
+
+JR = dualad.jacrev(_buffer)
+
+
+@numba.njit
+def _calls_jacrev(x):
+    return JR(x)[2, 0]
+
+
+def test_compiled_auto_mode_picks_by_size():
+    from dualad.modes import COMPILED_REVERSE_FROM
+
+    small, large = X5[:2], np.linspace(-1.0, 1.0, 4 * COMPILED_REVERSE_FROM)
+    auto = dualad.grad(rosen_loop)  # mode="auto": forward below the crossover, the tape above
+    for x in (small, large):
+        np.testing.assert_allclose(auto(x), dualad.grad(rosen_loop_py)(x), rtol=1e-13)
+    assert dualad.choose_mode(rosen_loop, large).mode == "reverse"
+    assert dualad.choose_mode(rosen_loop, small).mode == "forward"
+    rng = np.random.default_rng(2)
+    for n_in, n_out, expected in ((2, 60, "forward"), (60, 2, "reverse")):
+        w, b, x = rng.normal(size=(n_out, n_in)), rng.normal(size=n_out), rng.normal(size=n_in)
+        np.testing.assert_allclose(dualad.jacobian(_layer)(x, w, b),
+                                   dualad.jacfwd(_layer, jit=False)(x, w, b), rtol=1e-13)
+        decision = dualad.choose_mode(_layer, x, w, b)
+        assert decision.mode == expected, decision.reason
+    assert _calls_auto(large) == pytest.approx(auto(large)[3], rel=1e-15)
+
+
+AUTO = dualad.grad(rosen_loop)
+
+
+@numba.njit
+def _calls_auto(x):
+    return AUTO(x)[3]
+
+
+def test_compiled_forward_over_reverse_names_the_fix():
     with pytest.raises(NotImplementedError, match="jit=False"):
         dualad.hessian(rosen_loop, mode="forward-over-reverse")

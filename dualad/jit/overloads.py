@@ -24,26 +24,19 @@ from .. import math as dual_math
 from .. import rules
 from ..primitives import subscribe
 from ..rules import MATH_NAMES, RULES
-from .types import (ARRAYS, NUMBER, ActiveArrayType, DualArrayType, DualType, HyperDualType,
+from .types import (ARRAYS, NUMBER, ActiveType, DualArrayType, DualType, HyperDualType,
                     HyperSeedArrayType, SeedArrayType, element_of, load_element, make_dual, make_dual_array,
                     make_hyper, make_hyper_seed_array, make_hyper_sym, make_seed_array,
                     store_element, tuple_axpy, tuple_outer_axpy, tuple_scale, unit_tuple,
                     zero_element)
 
-DUAL_ARRAYS = ARRAYS  # arrays of Dual or HyperDual elements, stored or seeded
-SCALARS = (DualType, HyperDualType)
+DUAL_ARRAYS = ARRAYS  # arrays of Dual, HyperDual or Active elements, stored or seeded
+SCALARS = (DualType, HyperDualType, ActiveType)
 DUALS = SCALARS + DUAL_ARRAYS
-# Scalar types that compare by value, refuse float() and take max/min, math.log and isnan:
-# the dual types, and the compiled tape's active scalar (register_by_value, from tape.py).
-_BY_VALUE = list(SCALARS)
-
-
-def register_by_value(scalar_type):
-    _BY_VALUE.append(scalar_type)
-
-
 def _by_value(t):
-    return isinstance(t, tuple(_BY_VALUE))
+    """Scalars that compare by value, refuse float() and take max/min, math.log and isnan:
+    the dual types and the compiled tape's actives."""
+    return isinstance(t, SCALARS)
 
 # ---- helpers the rules call, given their scalar meaning ---------------------------------------
 
@@ -468,9 +461,8 @@ def _float_of_dual(x):
 
 
 # ---- arrays of duals: structure -----------------------------------------------------------------------
-# Every 1-D array kind of the compiled path keeps its primals in .values: the dual arrays
-# here and the compiled tape's differentiated input.
-WITH_VALUES = DUAL_ARRAYS + (ActiveArrayType,)
+# Every 1-D array kind of the compiled path keeps its primals in .values.
+WITH_VALUES = DUAL_ARRAYS
 
 
 @overload(len)

@@ -16,12 +16,15 @@ not pay the OS's page faults anew each call. When f records more nodes than the 
 the overflowing pushes only count, and the kernel runs f once more with exactly the room
 it needs.
 
-    value_and_grad(f)(x, *args)   x float or (n,), f scalar   -> (f, ∇f)
+    value_and_grad(f)(x, *args)   x float, (n,) or a tuple, f scalar  -> (f, ∇f)
     grad(f)(x, *args)                                          -> ∇f, shaped like x
+    jacrev(f)(x, *args)           f scalar or (m,)             -> J, f.shape + x.shape
 
-Covers scalar code: loops over x[i], branches, while, the rule table through math.*, np.*
-and operators, float accumulators, nested @njit calls. Array operations on actives (slices
-are fine, np.sin(x) is not) belong to compiled forward mode (mode="forward").
+Covers scalar code (loops over x[i], branches, while, the rule table through math.*, np.*
+and operators, float accumulators, nested @njit calls) and array code: an array of actives
+is a DualArray of Active elements (types.py), so np.zeros_like(x) buffers, y[i] = ...,
+np.sin(x), W @ x, slices, np.sum and the other array operations of overloads.py record
+element by element, and f may return a 1-D array (jacrev).
 """
 
 import operator
@@ -142,11 +145,8 @@ def _getitem(a, index):
 @overload(operator.setitem)
 def _setitem(a, index, item):
     if isinstance(a, ActiveArrayType):
-        raise TypingError("the differentiated input is read-only inside a compiled transform")
-    if isinstance(a, types.Array) and isinstance(item, ActiveType):
-        raise TypingError("compiled reverse mode records scalar code: a float array cannot hold "
-                          "a traced value. Accumulate in a float variable (s = 0.0; s += ...), or "
-                          "use mode='forward', whose compiled path has arrays of duals")
+        raise TypingError("the differentiated input is read-only inside a compiled transform; "
+                          "copy it first (y = np.zeros_like(x); y[i] = x[i] ...)")
     return None
 
 
@@ -159,6 +159,8 @@ def _compiled_only(name):
 
 seed = _compiled_only("seed")        # x as actives on nodes 0..n-1 of the tape at `header`
 read_out = _compiled_only("read_out")  # (value, node) of f's output
+output_nodes = _compiled_only("output_nodes")  # (nodes, scales) of each entry of f's output
+shaped_jacobian = _compiled_only("shaped_jacobian")  # J (m, n) shaped for f's output and x
 
 
 @overload(seed)
@@ -180,6 +182,35 @@ def _read_out(out):
         return lambda out: (float(out), -1, 0.0)
     raise TypingError(f"compiled reverse mode differentiates functions that return a float, not "
                       f"{out}; for array outputs use mode='forward' (compiled) or jit=False")
+
+
+@overload(output_nodes)
+def _output_nodes(out):
+    """Node and scale of each entry of f's output, a scalar or a 1-D array (-1: a constant)."""
+    if isinstance(out, ActiveType):
+        return lambda out: (np.array([out.index]), np.array([out.scale]))
+    if isinstance(out, (types.Float, types.Integer)):
+        return lambda out: (np.array([-1]), np.array([0.0]))
+    if isinstance(out, overloads.DUAL_ARRAYS) and isinstance(out.element, ActiveType):
+        def entries(out):
+            m = len(out)
+            nodes, scales = np.empty(m, np.int64), np.empty(m)
+            for k in range(m):
+                entry = out[k]
+                nodes[k], scales[k] = entry.index, entry.scale
+            return nodes, scales
+        return entries
+    if isinstance(out, types.Array) and out.ndim == 1:
+        return lambda out: (np.full(out.size, -1), np.zeros(out.size))
+    raise TypingError(f"compiled reverse mode differentiates functions that return a float or a "
+                      f"1-D array, not {out}; jit=False runs any output on the Python path")
+
+
+@overload(shaped_jacobian)
+def _shaped_jacobian(jac, out, x):
+    if isinstance(out, (ActiveType, types.Float, types.Integer)):
+        return lambda jac, out, x: shaped_like_input(jac[0].copy(), x)  # a scalar output: ∇f
+    return lambda jac, out, x: shaped_like_input(jac, x)
 
 
 @register_jitable
@@ -239,7 +270,9 @@ def _pooled_adjoint(pool, length):
     return numba.carray(float_pointer(pool[_ADJOINT + 1]), pool[_ADJOINT_LENGTH])
 
 
-def value_and_grad(f):
+def _taped(f, finish, python_equivalent):
+    """A kernel (x, *args) that records f(x, *args) on the tape, then returns
+    finish(parents, weights, size, f's output, n_in, adjoint scratch, x)."""
     def kernel(x, *args):
         flat = flat_input(x)
         n_in = np.size(flat)
@@ -254,23 +287,45 @@ def value_and_grad(f):
             else:
                 parents, weights = np.empty(2 * capacity, np.int64), np.empty(2 * capacity)
             header = np.array([n_in, capacity, address_of(parents), address_of(weights)], np.int64)
-            value, output, scale = read_out(f(as_input(x, seed(flat, address_of(header))), *args))
+            out = f(as_input(x, seed(flat, address_of(header))), *args)
             if header[0] <= capacity:
                 break
             capacity = header[0]  # the exact size: the second run fits
         length = max(header[0], n_in)
         adjoint = _pooled_adjoint(pool, length) if pooled else np.empty(length)
-        gradient = sweep(parents, weights, header[0], output, scale, n_in, adjoint)
+        result = finish(parents, weights, header[0], out, n_in, adjoint, x)
         if pooled:
             unlock(pool_at)
-        return value, shaped_like_input(gradient, x)
+        return result
 
-    return compile_kernel(kernel, f, transforms.value_and_grad(f, jit=False, mode="reverse"))
+    return compile_kernel(kernel, f, python_equivalent)
+
+
+@register_jitable
+def _value_and_gradient(parents, weights, size, out, n_in, adjoint, x):
+    value, output, scale = read_out(out)
+    return value, shaped_like_input(sweep(parents, weights, size, output, scale, n_in, adjoint), x)
+
+
+@register_jitable
+def _jacobian(parents, weights, size, out, n_in, adjoint, x):
+    """One sweep per output entry: row k of J is the adjoint of output k."""
+    nodes, scales = output_nodes(out)
+    jac = np.empty((nodes.size, n_in))
+    for k in range(nodes.size):
+        jac[k] = sweep(parents, weights, size, nodes[k], scales[k], n_in, adjoint)
+    return shaped_jacobian(jac, out, x)
+
+
+def value_and_grad(f):
+    return _taped(f, _value_and_gradient, transforms.value_and_grad(f, jit=False, mode="reverse"))
+
+
+def jacrev(f):
+    """Kernel (x, *args) -> J, shape f(x).shape + x.shape (x a float, a 1-D array or a tuple)."""
+    return _taped(f, _jacobian, transforms.jacrev(f, jit=False))
 
 
 def grad(f):
     return gradient_of(value_and_grad(f), f, transforms.grad(f, jit=False, mode="reverse"))
 
-
-# comparisons by value, float() refused, max/min, math.log, isnan: as for the dual types
-overloads.register_by_value(ActiveType)

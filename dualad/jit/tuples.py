@@ -3,6 +3,8 @@ vector to seed, and the results are cut back into the tuple's structure (JAX's p
 convention, as on the Python path).
 
     flat_input(x)            x itself, or its leaves concatenated into one float64 vector
+    input_size(x)            the number of entries flat_input(x) has
+    total_size(r)            the number of entries of an array, or of a tuple of results
     as_input(x, seeded)      seeded itself, or the tuple rebuilt from slices of it (zero-copy
                              views of the seeded vector: leaf k sees its own partials)
     shaped_like_input(r, x)  r (..., n) as JAX shapes it: the trailing axis dropped for a
@@ -18,7 +20,7 @@ from numba.core import types
 from numba.core.errors import TypingError
 from numba.core.extending import overload
 
-__all__ = ["flat_input", "as_input", "shaped_like_input", "hessian_like_input", "is_leaf_tuple"]
+__all__ = ["flat_input", "input_size", "total_size", "as_input", "shaped_like_input", "hessian_like_input", "is_leaf_tuple"]
 
 
 def _compiled_only(name):
@@ -29,6 +31,8 @@ def _compiled_only(name):
 
 
 flat_input = _compiled_only("flat_input")
+input_size = _compiled_only("input_size")
+total_size = _compiled_only("total_size")
 as_input = _compiled_only("as_input")
 shaped_like_input = _compiled_only("shaped_like_input")
 hessian_like_input = _compiled_only("hessian_like_input")
@@ -97,6 +101,21 @@ def _copy_step(leaf, position, after, out, offset):
         out[offset:offset + n] = x[position]
         _copy_from(x, out, offset + n, after)
     return vector
+
+
+@overload(input_size)
+def _input_size(x):
+    _check_tuple(x)
+    if isinstance(x, types.BaseTuple):
+        return lambda x: _size_from(x, 0)
+    return lambda x: np.size(x)
+
+
+@overload(total_size)
+def _total_size(r):
+    if isinstance(r, types.BaseTuple):
+        return lambda r: _size_from(r, 0)
+    return lambda r: np.size(r)
 
 
 @overload(flat_input)

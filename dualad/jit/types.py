@@ -32,6 +32,7 @@ __all__ = ["DualType", "DualArrayType", "make_dual", "make_dual_array", "tuple_s
            "tuple_axpy", "SeedArrayType", "make_seed_array", "unit_tuple", "NUMBER",
            "HyperDualType", "make_hyper", "make_hyper_sym", "tuple_outer_axpy", "packed_size",
            "HyperSeedArrayType", "make_hyper_seed_array", "ARRAYS", "tuple_fields", "element_of",
+           "element_width",
            "load_element", "store_element", "zero_element", "ACTIVE", "ActiveType", "make_active",
            "ACTIVE_ARRAY", "ActiveArrayType", "make_active_array", "address_of", "int_pointer",
            "float_pointer", "pool_address", "try_lock", "unlock", "keep", "drop"]
@@ -105,7 +106,7 @@ class DualArrayType(types.IterableType):
 
     def __init__(self, element):
         self.element = element
-        self.width = sum(length for _, length in tuple_fields(element))
+        self.width = element_width(element)
         self.values_type = types.Array(types.float64, 1, "A")
         self.components_type = types.Array(types.float64, 2, "A")
         super().__init__(name=f"DualArray({element})")
@@ -346,6 +347,13 @@ def make_hyper_seed_array(typingctx, values, first1, first2, stride, n1, n2):
 ARRAYS = (DualArrayType, SeedArrayType, HyperSeedArrayType)
 
 
+def element_width(element):
+    """Columns one element takes in a DualArray's components matrix."""
+    if isinstance(element, ActiveType):
+        return len(_ACTIVE_COLUMNS)
+    return sum(length for _, length in tuple_fields(element))
+
+
 def tuple_fields(element):
     """(member, length) of each tuple of a scalar dual type, in storage order."""
     if isinstance(element, DualType):
@@ -361,13 +369,13 @@ def element_of(t):
     or list of them."""
     if isinstance(t, ARRAYS):
         return t.element
-    if isinstance(t, (DualType, HyperDualType)):
+    if isinstance(t, (DualType, HyperDualType, ActiveType)):
         return t
     if isinstance(t, types.List):
         return element_of(t.dtype)
     if isinstance(t, types.BaseTuple):
         for member in t:
-            if isinstance(member, ARRAYS + (DualType, HyperDualType)):
+            if isinstance(member, ARRAYS + (DualType, HyperDualType, ActiveType)):
                 return element_of(member)
     raise TypingError(f"{t} is not a dual number or an array of them")
 
@@ -395,6 +403,9 @@ def load_element(typingctx, array, index):
         value_ptr, column_ptrs = _component_pointers(context, builder, array, args[0], args[1])
         out = cgutils.create_struct_proxy(array.element)(context, builder)
         out.value = builder.load(value_ptr)
+        if isinstance(array.element, ActiveType):
+            _load_active(context, builder, out, column_ptrs)
+            return out._getvalue()
         column = 0
         for name, length in tuple_fields(array.element):
             tup = cgutils.get_null_value(context.get_value_type(types.UniTuple(types.float64, length)))
@@ -418,6 +429,9 @@ def store_element(typingctx, array, index, item):
         value_ptr, column_ptrs = _component_pointers(context, builder, array, args[0], args[1])
         element = cgutils.create_struct_proxy(array.element)(context, builder, value=args[2])
         builder.store(element.value, value_ptr)
+        if isinstance(array.element, ActiveType):
+            _store_active(context, builder, element, column_ptrs)
+            return context.get_dummy_value()
         column = 0
         for name, length in tuple_fields(array.element):
             tup = getattr(element, name)
@@ -436,7 +450,10 @@ def zero_element(typingctx, like):
     sig = element(like)
 
     def codegen(context, builder, signature, args):
-        return cgutils.get_null_value(context.get_value_type(element))
+        zero = cgutils.get_null_value(context.get_value_type(element))
+        if isinstance(element, ActiveType):  # a constant: no node
+            zero = builder.insert_value(zero, context.get_constant(types.intp, -1), _ACTIVE_INDEX)
+        return zero
 
     return sig, codegen
 
@@ -550,6 +567,29 @@ def make_active_array(typingctx, values, first, stride, header):
 
 
 lower_builtin("getiter", ActiveArrayType)(_getiter)
+ARRAYS = ARRAYS + (ActiveArrayType,)  # arrays of actives take the DualArray operations too
+
+# An active stored in a DualArray: columns index + 1, scale, header, as floats (exact below
+# 2^53, which holds node counts and user-space addresses), so that a zero-filled buffer
+# (np.zeros_like) holds constants: index -1.
+_ACTIVE_COLUMNS = ("index", "scale", "header")
+_ACTIVE_INDEX = 1  # the position of `index` in the Active struct
+
+
+def _load_active(context, builder, out, column_ptrs):
+    intp = context.get_value_type(types.intp)
+    one = context.get_constant(types.intp, 1)
+    out.index = builder.sub(builder.fptosi(builder.load(column_ptrs[0]), intp), one)
+    out.scale = builder.load(column_ptrs[1])
+    out.header = builder.fptosi(builder.load(column_ptrs[2]), intp)
+
+
+def _store_active(context, builder, element, column_ptrs):
+    double = context.get_value_type(types.float64)
+    one = context.get_constant(types.intp, 1)
+    builder.store(builder.sitofp(builder.add(element.index, one), double), column_ptrs[0])
+    builder.store(element.scale, column_ptrs[1])
+    builder.store(builder.sitofp(element.header, double), column_ptrs[2])
 
 
 @intrinsic
