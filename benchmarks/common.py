@@ -45,3 +45,21 @@ def table(header, rows):
 def save(name, text):
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{name}.md").write_text(text + "\n")
+
+
+def pyplot():
+    """matplotlib.pyplot with a file backend, or None (and a note) when it is not installed."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed (pip install -e '.[bench]'): no plot")
+        return None
+    return plt
+
+
+def save_plot(fig, name):
+    RESULTS.mkdir(exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(RESULTS / f"{name}.png", dpi=120)

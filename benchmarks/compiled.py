@@ -156,12 +156,15 @@ def run(sizes, min_time, reps):
     for name, f, hand, x in cases:
         # the default chunk, and chunk = n where n is small enough for one pass
         for chunk in [None] + ([x.size] if x.size <= 12 and x.size != default else []):
-            rows.append(_row(f"{name} (chunk {chunk or default})", lambda: dualad.grad(f, chunk=chunk),
+            rows.append(_row(f"{name}, forward (chunk {chunk or default})",
+                             lambda: dualad.grad(f, chunk=chunk, mode="forward"),
                              hand, x, _repeat_array, reps, min_time))
     for n in [n for n in sizes if n >= 100] + [10 ** 4]:
-        rows.append(_row(f"Rosenbrock gradient, n = {n}, reverse mode (compiled tape)",
-                         lambda: dualad.grad(rosen, mode="reverse"), rosen_grad_hand,
-                         np.linspace(-1.2, 1.2, n), _repeat_array, max(reps // 10, 1), min_time))
+        for mode in ("reverse", "auto"):
+            rows.append(_row(f"Rosenbrock gradient, n = {n}, {mode} mode"
+                             + (" (compiled tape)" if mode == "reverse" else ""),
+                             lambda: dualad.grad(rosen, mode=mode), rosen_grad_hand,
+                             np.linspace(-1.2, 1.2, n), _repeat_array, max(reps // 10, 1), min_time))
     for f, kind in ((rosen, "HyperDual"), (rosen_vec, "arrays of HyperDuals")):
         for chunk in (10, None):
             rows.append(_row(f"Rosenbrock Hessian ({kind}), n = 10 (chunk {chunk or default})",

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 import dualad
-from common import RESULTS, fmt_time, per_call, save, table
+from common import fmt_time, per_call, pyplot, save, save_plot, table
 from dualad.modes import _measure
 
 SHAPES = [(1, 1000), (10, 1000), (100, 100), (1000, 10), (1000, 1)]
@@ -44,8 +44,41 @@ def run(min_time):
                      "yes" if right else "**no**", decision.reason])
     header = ["N inputs × M outputs", "forward", "reverse", "auto picks", "right?", "reason"]
     return ("### Mode selection: Jacobian of tanh(W x + b), Python path\n\n" + table(header, rows)
-            + "\n\nOn the compiled path auto is forward mode: the compiled tape records "
-              "scalar code only, and tanh(W x + b) is array code.")
+            + "\n\nOn the compiled path tanh(W x + b) runs in forward mode: it is array code, "
+              "which the compiled tape does not record yet.")
+
+
+COMPILED_SIZES = [2, 4, 8, 12, 16, 24, 32, 64, 256, 1000, 10000]
+
+
+def compiled_gradients(min_time, sizes=COMPILED_SIZES):
+    """Per n: the compiled Rosenbrock gradient (scalar code) in forward, reverse and auto mode,
+    each called from a compiled loop: [(n, forward, reverse, auto, auto's mode)]."""
+    from compiled import _repeat_array, in_loop, rosen
+    from dualad.modes import COMPILED_REVERSE_FROM
+
+    kernels = {mode: dualad.grad(rosen, mode=mode) for mode in ("forward", "reverse", "auto")}
+    points = []
+    for n in sizes:
+        x = np.linspace(-1.2, 1.2, n)
+        reps = max(10, 100000 // n)
+        times = {mode: in_loop(_repeat_array, kernel, x, reps, min_time) for mode, kernel in kernels.items()}
+        points.append((n, times["forward"], times["reverse"], times["auto"],
+                       "reverse" if n >= COMPILED_REVERSE_FROM else "forward"))
+    return points
+
+
+def compiled_table(points):
+    rows = []
+    for n, forward, reverse, auto, picked in points:
+        right = auto <= 1.1 * min(forward, reverse)
+        rows.append([n, fmt_time(forward), fmt_time(reverse), f"{fmt_time(auto)} ({picked})",
+                     "yes" if right else "**no**"])
+    return ("### Mode selection, compiled path: gradient of the scalar-loop Rosenbrock\n\n"
+            "Kernels called from a compiled loop. Compiled auto takes the compiled tape for "
+            "scalar code from dualad.modes.COMPILED_REVERSE_FROM inputs on, forward mode "
+            "below and for array code (which the tape does not record yet).\n\n"
+            + table(["n", "forward", "reverse (compiled tape)", "auto", "within 10% of the faster?"], rows))
 
 
 def sweep(min_time):
@@ -58,12 +91,8 @@ def sweep(min_time):
 
 
 def plot(points):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed (pip install -e '.[bench]'): no plot")
+    plt = pyplot()
+    if plt is None:
         return
     ratio = [n / m for n, m, *_ in points]
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -75,9 +104,7 @@ def plot(points):
     ax.set_ylabel("seconds per Jacobian")
     ax.set_title("tanh(W x + b): forward vs reverse, Python path")
     ax.legend()
-    fig.tight_layout()
-    RESULTS.mkdir(exist_ok=True)
-    fig.savefig(RESULTS / "modes.png", dpi=120)
+    save_plot(fig, "modes")
 
 
 def calibrate(min_time):
@@ -121,8 +148,12 @@ def calibrate(min_time):
     sweeps = per_call(dualad.jacobian(lambda t: t * 2.0, mode="reverse"), x, min_time=min_time)
     pass_fixed = max(one_pass - op_f - 2 * float_f, 0.0)
     sweep_fixed = max(sweeps / 1000 - op_s - 2000 * float_s / 1000, 0.0)
+    points = compiled_gradients(min_time, sizes=range(2, 41, 2))
+    faster = [n for n, forward, reverse, *_ in points if reverse < forward]
+    crossover = next(n for n in faster if all(m in faster for m in range(n, 41, 2)))
     return (f"PASS = {pass_fixed:.2e}\nSWEEP = {sweep_fixed:.2e}\nOP_FORWARD = {op_f:.2e}\nFLOAT_FORWARD = {float_f:.2e}\nOP_RECORD = {op_r:.2e}\n"
-            f"FLOAT_RECORD = {float_r:.2e}\nOP_SWEEP = {op_s:.2e}\nFLOAT_SWEEP = {float_s:.2e}")
+            f"FLOAT_RECORD = {float_r:.2e}\nOP_SWEEP = {op_s:.2e}\nFLOAT_SWEEP = {float_s:.2e}\n"
+            f"COMPILED_REVERSE_FROM = {crossover}")
 
 
 def main(argv=None):
@@ -134,7 +165,7 @@ def main(argv=None):
     if args.calibrate:
         print(calibrate(min_time))
         return
-    text = run(min_time)
+    text = run(min_time) + "\n\n" + compiled_table(compiled_gradients(min_time))
     print(text)
     save("modes", text)
     if not args.quick:

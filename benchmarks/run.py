@@ -6,12 +6,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import accuracy  # noqa: E402
 import checkpoint  # noqa: E402
 import compiled  # noqa: E402
 import modes  # noqa: E402
+import peers  # noqa: E402
 import python_path  # noqa: E402
 
-BENCHMARKS = [python_path, compiled, modes, checkpoint]
+BENCHMARKS = [python_path, compiled, modes, checkpoint, peers, accuracy]
 
 
 def main(argv=None):
