@@ -12,9 +12,11 @@ this machine and prints them, ready to paste into dualad/modes.py.
 import argparse
 import math
 
+import numba
 import numpy as np
 
 import dualad
+import dualad.jit
 from common import fmt_time, per_call, pyplot, save, save_plot, table
 from dualad.modes import _measure
 
@@ -43,9 +45,7 @@ def run(min_time):
         rows.append([f"{n_in} × {n_out}", fmt_time(forward), fmt_time(reverse), decision.mode,
                      "yes" if right else "**no**", decision.reason])
     header = ["N inputs × M outputs", "forward", "reverse", "auto picks", "right?", "reason"]
-    return ("### Mode selection: Jacobian of tanh(W x + b), Python path\n\n" + table(header, rows)
-            + "\n\nOn the compiled path tanh(W x + b) runs in forward mode: it is array code, "
-              "which the compiled tape does not record yet.")
+    return "### Mode selection: Jacobian of tanh(W x + b), Python path\n\n" + table(header, rows)
 
 
 COMPILED_SIZES = [2, 4, 8, 12, 16, 24, 32, 64, 256, 1000, 10000]
@@ -66,6 +66,37 @@ def compiled_gradients(min_time, sizes=COMPILED_SIZES):
         points.append((n, times["forward"], times["reverse"], times["auto"],
                        "reverse" if n >= COMPILED_REVERSE_FROM else "forward"))
     return points
+
+
+@numba.njit(cache=True)
+def tanh_layer(x, w, b):
+    return np.tanh(w @ x + b)
+
+
+def compiled_jacobians(min_time, shapes=SHAPES):
+    """Per (N, M): the compiled Jacobian of tanh(W x + b) in forward, reverse and auto mode,
+    called from Python, and f's own time: [(N, M, f, forward, reverse, auto, decision)]."""
+    kernels = {mode: dualad.jacobian(tanh_layer, mode=mode) for mode in ("forward", "reverse", "auto")}
+    rows = []
+    for n_in, n_out in shapes:
+        rng = np.random.default_rng(0)
+        w, b, x = rng.normal(size=(n_out, n_in)) / math.sqrt(n_in), rng.normal(size=n_out), rng.normal(size=n_in)
+        times = {mode: per_call(kernel, x, w, b, min_time=min_time, repeats=3) for mode, kernel in kernels.items()}
+        rows.append((n_in, n_out, per_call(tanh_layer, x, w, b, min_time=min_time, repeats=3), times["forward"],
+                     times["reverse"], times["auto"], dualad.choose_mode(tanh_layer, x, w, b)))
+    return rows
+
+
+def compiled_jacobian_table(rows):
+    lines = []
+    for n_in, n_out, _, forward, reverse, auto, decision in rows:
+        right = auto <= 1.1 * min(forward, reverse)
+        lines.append([f"{n_in} × {n_out}", fmt_time(forward), fmt_time(reverse), fmt_time(auto),
+                      decision.mode, "yes" if right else "**no**"])
+    return ("### Mode selection, compiled path: Jacobian of tanh(W x + b)\n\n"
+            "A numba function's compiled kernels, called from Python: forward (Dual passes), "
+            "reverse (the compiled tape) and auto (dualad.jit.auto, which decides once per N).\n\n"
+            + table(["N inputs × M outputs", "forward", "reverse", "auto", "auto picks", "right?"], lines))
 
 
 def compiled_table(points):
@@ -151,9 +182,17 @@ def calibrate(min_time):
     points = compiled_gradients(min_time, sizes=range(2, 41, 2))
     faster = [n for n, forward, reverse, *_ in points if reverse < forward]
     crossover = next(n for n in faster if all(m in faster for m in range(n, 41, 2)))
+    # compiled Jacobians in units of one evaluation of f: a forward pass, and recording + M sweeps
+    rows = compiled_jacobians(min_time, shapes=SHAPES + [(30, 30), (300, 3), (3, 300)])
+    width = dualad.jit.kernels.DEFAULT_CHUNK
+    per_pass = np.median([fwd / f_time / math.ceil(n / width) for n, m, f_time, fwd, *_ in rows])
+    a = np.array([[1.0, m] for n, m, *_ in rows])
+    record, per_sweep = np.maximum(np.linalg.lstsq(a, np.array([rev / f_time for n, m, f_time, _, rev, *_ in rows]),
+                                                   rcond=None)[0], 0.1)
     return (f"PASS = {pass_fixed:.2e}\nSWEEP = {sweep_fixed:.2e}\nOP_FORWARD = {op_f:.2e}\nFLOAT_FORWARD = {float_f:.2e}\nOP_RECORD = {op_r:.2e}\n"
             f"FLOAT_RECORD = {float_r:.2e}\nOP_SWEEP = {op_s:.2e}\nFLOAT_SWEEP = {float_s:.2e}\n"
-            f"COMPILED_REVERSE_FROM = {crossover}")
+            f"COMPILED_REVERSE_FROM = {crossover}\nCOMPILED_PASS = {per_pass:.2g}\n"
+            f"COMPILED_RECORD = {record:.2g}\nCOMPILED_SWEEP = {per_sweep:.2g}")
 
 
 def main(argv=None):
@@ -165,7 +204,8 @@ def main(argv=None):
     if args.calibrate:
         print(calibrate(min_time))
         return
-    text = run(min_time) + "\n\n" + compiled_table(compiled_gradients(min_time))
+    text = (run(min_time) + "\n\n" + compiled_jacobian_table(compiled_jacobians(min_time)) + "\n\n"
+            + compiled_table(compiled_gradients(min_time)))
     print(text)
     save("modes", text)
     if not args.quick:
