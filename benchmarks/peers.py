@@ -109,17 +109,15 @@ class DualadCompiled(Tool):
     def rosen_grad(self):
         return dualad.grad(rosen_loop, mode=self.mode)
 
-    def rosen_hess(self):
-        return dualad.hessian(rosen_loop) if self.mode == "forward" else None
+    def rosen_hess(self):  # HyperDuals (there is no compiled forward-over-reverse yet)
+        return dualad.hessian(rosen_loop) if self.mode != "reverse" else None
 
     def tanh_jac(self, w, b):
-        if self.mode != "forward":
-            return None  # the compiled tape records scalar code; tanh(W x + b) is array code
-        kernel = dualad.jacobian(_tanh_layer)
+        kernel = dualad.jacobian(_tanh_layer, mode=self.mode)
         return lambda x: kernel(x, w, b)
 
     def scalar_second(self):
-        return dualad.second_derivative(_scalar_compiled) if self.mode == "forward" else None
+        return dualad.second_derivative(_scalar_compiled) if self.mode != "reverse" else None
 
 
 @numba.njit(cache=True)
@@ -282,7 +280,8 @@ class FiniteDifferences(Tool):
         return lambda x: approx_fprime(x, lambda z: np.tanh(w @ z + b))
 
 
-TOOLS = [Hand(), DualadCompiled("forward"), DualadCompiled("reverse"), DualadPython("forward"),
+TOOLS = [Hand(), DualadCompiled("forward"), DualadCompiled("reverse"), DualadCompiled("auto"),
+         DualadPython("forward"),
          DualadPython("reverse"), DualadPython("auto"), Jax(), TorchFunc(), Autograd(), NumDual(),
          FiniteDifferences()]
 

@@ -2,8 +2,8 @@
 
     DualType(n)          struct {value: float64, partials: UniTuple(float64, n)}
     DualArrayType(e)     struct {values: float64[:], components: float64[:, :]}: an array of
-                         scalar duals of type e (Dual or HyperDual); row i holds element i's
-                         tuples side by side
+                         scalars of type e (Dual, HyperDual or Active); row i holds element
+                         i's tuples side by side (an Active's index, scale and tape header)
     SeedArrayType(n)     struct {values: float64[:], first: intp, stride: intp}
                          a differentiated input (or a slice of one): element i has partial 1
                          in slot i·stride − first, 0 elsewhere, made in registers on indexing
@@ -12,6 +12,7 @@
     HyperSeedArrayType(e)  a differentiated input of a compiled Hessian, seeded like SeedArray
     ActiveType           struct {value, index, scale, header}: a scalar on the compiled tape
     ActiveArrayType      struct {values, first, stride, header}: a differentiated input on it
+    pool_address, try_lock/unlock, keep/drop   state a kernel keeps between calls (its tape)
 
 A scalar dual lives in registers: its partials are a fixed-length tuple, and the tuple
 arithmetic below is emitted element by element at the LLVM level, so no operation on a dual
