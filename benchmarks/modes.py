@@ -106,9 +106,9 @@ def compiled_table(points):
         rows.append([n, fmt_time(forward), fmt_time(reverse), f"{fmt_time(auto)} ({picked})",
                      "yes" if right else "**no**"])
     return ("### Mode selection, compiled path: gradient of the scalar-loop Rosenbrock\n\n"
-            "Kernels called from a compiled loop. Compiled auto takes the compiled tape for "
-            "scalar code from dualad.modes.COMPILED_REVERSE_FROM inputs on, forward mode "
-            "below and for array code (which the tape does not record yet).\n\n"
+            "Kernels called from a compiled loop. Compiled auto takes the compiled tape from "
+            "dualad.modes.COMPILED_REVERSE_FROM inputs on (where f compiles onto it), forward "
+            "mode below; the choice itself costs about 30 ns a call, which shows at small n.\n\n"
             + table(["n", "forward", "reverse (compiled tape)", "auto", "within 10% of the faster?"], rows))
 
 

@@ -54,17 +54,22 @@ def _gradient_by_size(forward, reverse):
     return by_size
 
 
-def value_and_grad(f):
-    choose = _choice(kernels.value_and_grad(f), tape.value_and_grad(f), _gradient_by_size)
+def _gradient(name, f):
+    """The auto kernel of kernels.`name` and tape.`name` ("grad" or "value_and_grad")."""
+    choose = _choice(getattr(kernels, name)(f), getattr(tape, name)(f), _gradient_by_size)
 
     def kernel(x, *args):
         return choose(x, *args)
 
-    return kernels.compile_kernel(kernel, f, transforms.value_and_grad(f, jit=False))
+    return kernels.compile_kernel(kernel, f, getattr(transforms, name)(f, jit=False))
+
+
+def value_and_grad(f):
+    return _gradient("value_and_grad", f)
 
 
 def grad(f):
-    return kernels.gradient_of(value_and_grad(f), f, transforms.grad(f, jit=False))
+    return _gradient("grad", f)
 
 
 def jacobian(f):
