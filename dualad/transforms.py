@@ -364,11 +364,28 @@ def _vjp(f, args, argnums, what):
 def vjp(f, *primals, has_aux=False):
     """JAX's vjp: (f(*primals), vjp_fn) where vjp_fn(cotangent) is a tuple with one cotangent
     per primal, each with its structure. The cotangent must have the structure and shapes of
-    f's output. With has_aux: (f's output, vjp_fn, aux)."""
-    f = python_twin(f)
+    f's output. With has_aux: (f's output, vjp_fn, aux). For a numba function of one float,
+    1-D array or tuple of them, vjp_fn runs the compiled kernel dualad.jit.tape.vjp(f),
+    (x, cotangent, *args) -> (f, cotangent · J), which numba code can call directly."""
+    if is_dispatcher(f) and len(primals) == 1 and not has_aux and (
+            not is_node(primals[0]) or type(primals[0]) is tuple):
+        return _compiled_vjp_of(f, primals[0])
+    f = python_twin(f)  # several primals, structures or has_aux: the Python path
     (value, pullback), aux = _aux_call(
         f, has_aux, primals, lambda g, a: _vjp(g, a, tuple(range(len(a))), "vjp_fn"))
     return (value, pullback, aux) if has_aux else (value, pullback)
+
+
+def _compiled_vjp_of(f, x):
+    """vjp of a numba function of one argument: f(x) compiled on floats, and a vjp_fn whose
+    every call records f on the compiled tape and sweeps once (dualad.jit.tape.vjp)."""
+    kernel = _compiled_vjp(f)
+    value = f(x)
+
+    def vjp_fn(cotangent):
+        return (kernel(x, cotangent)[1],)
+
+    return value, vjp_fn
 
 
 def jacrev(f, argnums=0, has_aux=False, *, jit=None):
@@ -546,6 +563,14 @@ def _tangents_like(inputs, primals, tangents, f, names):
                              f"{inputs.shapes[j]}")
         tans[j] = t
     return tans
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled_vjp(f):
+    """One compiled vjp kernel per numba function."""
+    from .jit import tape
+
+    return tape.vjp(f)
 
 
 @functools.lru_cache(maxsize=None)

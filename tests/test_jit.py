@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import dualad
+import dualad.jit
 import dualad.math as dmath
 from dualad.jit.overloads import entry_points
 from dualad.rules import RULES
@@ -368,8 +369,15 @@ COMPILES = {"rosen", "rosen_loop", "textbook", "mlp", "assignment"}
 @pytest.mark.parametrize("name, f, x", FUNCTIONS, ids=[name for name, _, _ in FUNCTIONS])
 def test_shared_functions_compiled(name, f, x):
     compiled = numba.njit(f)
-    if name in COMPILES:
-        np.testing.assert_allclose(dualad.jacobian(compiled)(x), dualad.jacobian(f)(x), rtol=1e-13)
+    if name in COMPILES:  # forward, the compiled tape and auto agree with the Python path
+        expected = dualad.jacobian(f)(x)
+        for mode in ("forward", "reverse", "auto"):
+            np.testing.assert_allclose(dualad.jacobian(compiled, mode=mode)(x), expected, rtol=1e-13,
+                                       err_msg=mode)
+        cotangent = np.linspace(0.5, 1.5, np.size(f(x))).reshape(np.shape(f(x)))
+        pullback = dualad.jit.tape.vjp(compiled)(x, cotangent if np.ndim(cotangent) else float(cotangent))[1]
+        np.testing.assert_allclose(pullback, np.tensordot(cotangent, expected, np.ndim(cotangent)),
+                                   rtol=1e-13)
     else:
         with pytest.raises(Exception, match="jit=False") as info:
             dualad.jacobian(compiled)(x)

@@ -19,6 +19,7 @@ it needs.
     value_and_grad(f)(x, *args)   x float, (n,) or a tuple, f scalar  -> (f, ∇f)
     grad(f)(x, *args)                                          -> ∇f, shaped like x
     jacrev(f)(x, *args)           f scalar or (m,)             -> J, f.shape + x.shape
+    vjp(f)(x, cotangent, *args)                                -> (f, cotangent · J)
 
 Covers scalar code (loops over x[i], branches, while, the rule table through math.*, np.*
 and operators, float accumulators, nested @njit calls) and array code: an array of actives
@@ -36,6 +37,7 @@ from numba.core.errors import TypingError
 from numba.core.extending import overload, register_jitable
 
 from .. import transforms
+from ..twin import python_twin
 from ..primitives import subscribe
 from ..rules import RULES
 from . import overloads
@@ -44,7 +46,7 @@ from .tuples import as_input, flat_input, shaped_like_input
 from .types import (ActiveArrayType, ActiveType, address_of, drop, float_pointer, int_pointer, keep,
                     make_active, make_active_array, pool_address, try_lock, unlock)
 
-__all__ = ["value_and_grad", "grad"]
+__all__ = ["value_and_grad", "grad", "jacrev", "vjp"]
 
 _INITIAL_NODES_PER_INPUT = 16
 
@@ -161,6 +163,8 @@ seed = _compiled_only("seed")        # x as actives on nodes 0..n-1 of the tape 
 read_out = _compiled_only("read_out")  # (value, node) of f's output
 output_nodes = _compiled_only("output_nodes")  # (nodes, scales) of each entry of f's output
 shaped_jacobian = _compiled_only("shaped_jacobian")  # J (m, n) shaped for f's output and x
+output_value = _compiled_only("output_value")  # f's output without its derivative
+as_vector = _compiled_only("as_vector")  # a cotangent as a 1-D array
 
 
 @overload(seed)
@@ -180,8 +184,8 @@ def _read_out(out):
         return lambda out: (out.value, out.index, out.scale)
     if isinstance(out, (types.Float, types.Integer)):
         return lambda out: (float(out), -1, 0.0)
-    raise TypingError(f"compiled reverse mode differentiates functions that return a float, not "
-                      f"{out}; for array outputs use mode='forward' (compiled) or jit=False")
+    raise TypingError(f"a compiled reverse-mode gradient needs f to return a float, not {out}; "
+                      "use jacrev (or jacobian) for 1-D array outputs, or jit=False")
 
 
 @overload(output_nodes)
@@ -206,6 +210,26 @@ def _output_nodes(out):
                       f"1-D array, not {out}; jit=False runs any output on the Python path")
 
 
+@overload(output_value)
+def _output_value(out):
+    if isinstance(out, ActiveType):
+        return lambda out: out.value
+    if isinstance(out, (types.Float, types.Integer)):
+        return lambda out: float(out)
+    if isinstance(out, overloads.DUAL_ARRAYS):
+        return lambda out: out.values.copy()
+    return lambda out: out.astype(np.float64)
+
+
+@overload(as_vector)
+def _as_vector(c):
+    if isinstance(c, (types.Float, types.Integer)):
+        return lambda c: np.array([float(c)])
+    if isinstance(c, types.Array) and c.ndim == 1:
+        return lambda c: c
+    raise TypingError(f"vjp: the cotangent is a float or a 1-D array like f's output, not {c}")
+
+
 @overload(shaped_jacobian)
 def _shaped_jacobian(jac, out, x):
     if isinstance(out, (ActiveType, types.Float, types.Integer)):
@@ -218,10 +242,17 @@ def sweep(parents, weights, size, output, scale, n_in, adjoint):
     """Adjoints of the n_in inputs given f = value + scale·(node `output`), one pass back;
     adjoint is scratch space for max(size, n_in) entries."""
     adjoint[:max(size, n_in)] = 0.0
-    if output < 0:
-        return adjoint[:n_in].copy()
-    adjoint[output] = scale
-    for node in range(size - 1, n_in - 1, -1):
+    if output >= 0:
+        adjoint[output] = scale
+        propagate(parents, weights, output, n_in, adjoint)
+    return adjoint[:n_in].copy()
+
+
+@register_jitable
+def propagate(parents, weights, top, n_in, adjoint):
+    """adjoint[operand] += partial · adjoint[node] for nodes top, top − 1, ..., n_in (nodes
+    after top cannot reach the outputs seeded at or below it)."""
+    for node in range(top, n_in - 1, -1):
         a = adjoint[node]
         if a != 0.0:
             p = parents[2 * node]
@@ -230,7 +261,6 @@ def sweep(parents, weights, size, output, scale, n_in, adjoint):
             p = parents[2 * node + 1]
             if p >= 0:
                 adjoint[p] += weights[2 * node + 1] * a
-    return adjoint[:n_in].copy()
 
 
 # The buffers a kernel keeps between calls (fresh large buffers cost a page fault per page
@@ -270,10 +300,11 @@ def _pooled_adjoint(pool, length):
     return numba.carray(float_pointer(pool[_ADJOINT + 1]), pool[_ADJOINT_LENGTH])
 
 
-def _taped(f, finish, python_equivalent):
-    """A kernel (x, *args) that records f(x, *args) on the tape, then returns
-    finish(parents, weights, size, f's output, n_in, adjoint scratch, x)."""
-    def kernel(x, *args):
+def _taped(f, finish, python_equivalent, takes_cotangent=False):
+    """A kernel (x, *args), or (x, cotangent, *args), that records f(x, *args) on the tape,
+    then returns finish(parents, weights, size, f's output, n_in, adjoint scratch, x,
+    cotangent or None)."""
+    def record(x, cotangent, args):
         flat = flat_input(x)
         n_in = np.size(flat)
         pool_at = pool_address(_POOL_SLOTS)
@@ -293,28 +324,52 @@ def _taped(f, finish, python_equivalent):
             capacity = header[0]  # the exact size: the second run fits
         length = max(header[0], n_in)
         adjoint = _pooled_adjoint(pool, length) if pooled else np.empty(length)
-        result = finish(parents, weights, header[0], out, n_in, adjoint, x)
+        result = finish(parents, weights, header[0], out, n_in, adjoint, x, cotangent)
         if pooled:
             unlock(pool_at)
         return result
 
+    record = numba.njit(record)
+    if takes_cotangent:
+        def kernel(x, cotangent, *args):
+            return record(x, cotangent, args)
+    else:
+        def kernel(x, *args):
+            return record(x, None, args)
     return compile_kernel(kernel, f, python_equivalent)
 
 
 @register_jitable
-def _value_and_gradient(parents, weights, size, out, n_in, adjoint, x):
+def _value_and_gradient(parents, weights, size, out, n_in, adjoint, x, cotangent):
     value, output, scale = read_out(out)
     return value, shaped_like_input(sweep(parents, weights, size, output, scale, n_in, adjoint), x)
 
 
 @register_jitable
-def _jacobian(parents, weights, size, out, n_in, adjoint, x):
+def _jacobian(parents, weights, size, out, n_in, adjoint, x, cotangent):
     """One sweep per output entry: row k of J is the adjoint of output k."""
     nodes, scales = output_nodes(out)
     jac = np.empty((nodes.size, n_in))
     for k in range(nodes.size):
         jac[k] = sweep(parents, weights, size, nodes[k], scales[k], n_in, adjoint)
     return shaped_jacobian(jac, out, x)
+
+
+@register_jitable
+def _pullback(parents, weights, size, out, n_in, adjoint, x, cotangent):
+    """(f's value, cotangent · J) in one sweep seeded at every output entry."""
+    nodes, scales = output_nodes(out)
+    weights_out = as_vector(cotangent)
+    if weights_out.size != nodes.size:
+        raise ValueError("vjp: the cotangent must have one entry per output entry of f")
+    adjoint[:max(size, n_in)] = 0.0
+    top = -1
+    for k in range(nodes.size):
+        if nodes[k] >= 0:
+            adjoint[nodes[k]] += weights_out[k] * scales[k]
+            top = max(top, nodes[k])
+    propagate(parents, weights, top, n_in, adjoint)
+    return output_value(out), shaped_like_input(adjoint[:n_in].copy(), x)
 
 
 def value_and_grad(f):
@@ -328,4 +383,17 @@ def jacrev(f):
 
 def grad(f):
     return gradient_of(value_and_grad(f), f, transforms.grad(f, jit=False, mode="reverse"))
+
+
+def vjp(f):
+    """Kernel (x, cotangent, *args) -> (f(x, *args), cotangent · J), the second shaped like x:
+    one recording and one sweep per call (x a float, a 1-D array or a tuple; the cotangent a
+    float or a 1-D array like f's output)."""
+    twin = python_twin(f)
+
+    def python_equivalent(x, cotangent, *args):
+        value, pullback = transforms.vjp(lambda y: twin(y, *args), x)
+        return value, pullback(cotangent)[0]
+
+    return _taped(f, _pullback, python_equivalent, takes_cotangent=True)
 
