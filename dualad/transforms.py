@@ -380,7 +380,14 @@ def _compiled_vjp_of(f, x):
     """vjp of a numba function of one argument: f(x) compiled on floats, and a vjp_fn whose
     every call records f on the compiled tape and sweeps once (dualad.jit.tape.vjp)."""
     kernel = _compiled_vjp(f)
-    value = f(x)
+    try:
+        value = f(x)
+    except Exception as err:  # numba compiles some functions for duals only: run its twin
+        from numba.core.errors import NumbaError
+
+        if not isinstance(err, NumbaError):
+            raise
+        value = python_twin(f)(x)
 
     def vjp_fn(cotangent):
         return (kernel(x, cotangent)[1],)
