@@ -13,12 +13,11 @@ given N runs forward mode, whose result tells M. The constants are calibrated by
     value_and_grad(f)(x, *args) -> (f, ∇f)    grad(f)(x, *args) -> ∇f    jacobian(f)(x, *args) -> J
 """
 
-from numba.core.errors import NumbaError
-from numba.core.extending import overload
-
 import math
 
 import numba
+from numba.core.errors import NumbaError
+from numba.core.extending import overload
 
 from .. import transforms
 from ..modes import COMPILED_PASS, COMPILED_RECORD, COMPILED_REVERSE_FROM, COMPILED_SWEEP
@@ -77,7 +76,8 @@ def jacobian(f):
 
     def by_cost(forward, reverse):
         def by_size(x, *args):
-            # the pick per N, kept between calls: slot 0 holds N + 1 (0: none yet), slot 1 the pick
+            # the pick per N, kept between calls: slot 0 holds N + 1 (0: none yet), slot 1 the
+            # pick; threads may race here, which can only cost time: both modes are exact
             choice = numba.carray(int_pointer(pool_address(2)), 2)
             n_in = input_size(x)
             if choice[0] != n_in + 1:  # a new N: forward mode this time, which tells M
