@@ -101,18 +101,8 @@ def _entry(name, arity, value, partials, second_partials, root, order, known):
     entry.__name__ = entry.__qualname__ = name
     entry.__doc__ = f"{name}: a dualad.primitive (value, partials and their derivatives)."
 
-    # The partials are primitives too: each one's derivative is the next order's partials.
-    if partials is None:
-        firsts = (_missing(root, order + 1, known, arity),) * arity
-    else:
-        def row(i):
-            if second_partials is None:
-                return None
-            return tuple(second_partials[(min(i, j), max(i, j))] for j in range(arity))
-        suffix = (lambda i: "'") if arity == 1 else (lambda i: f"_{i}")
-        firsts = tuple(_entry(name + suffix(i), arity, partials[i], row(i), None, root, order + 1, known)
-                       for i in range(arity))
-
+    # The partials are primitives too: each first partial's derivative is a row of the second
+    # partials, made once here and shared with the rule's second-order entries.
     if second_partials is None:
         missing = _missing(root, order + 1 + (partials is not None), known, arity)
         seconds = {key: missing for key in _keys(arity)}
@@ -121,6 +111,16 @@ def _entry(name, arity, value, partials, second_partials, root, order, known):
         seconds = {key: _entry(name + suffix(key), arity, second_partials[key], None, None, root,
                                order + 2, known)
                    for key in _keys(arity)}
+    if partials is None:
+        firsts = (_missing(root, order + 1, known, arity),) * arity
+    else:
+        def row(i):
+            if second_partials is None:
+                return None
+            return tuple(seconds[(min(i, j), max(i, j))] for j in range(arity))
+        suffix = (lambda i: "'") if arity == 1 else (lambda i: f"_{i}")
+        firsts = tuple(_entry(name + suffix(i), arity, partials[i], row(i), None, root, order + 1, known)
+                       for i in range(arity))
 
     rule = Rule(name, entry, tuple(_rule_partial(p, arity, 1) for p in firsts),
                 {key: _rule_partial(p, arity, 2) for key, p in seconds.items()},
