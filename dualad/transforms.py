@@ -233,8 +233,8 @@ def value_and_grad(f, argnums=0, has_aux=False, *, chunk=None, jit=None, mode="a
 
     mode: "forward", "reverse" (one sweep of a tape) or "auto" (dualad.choose_mode).
     Given a numba dispatcher (or jit=True) it returns a compiled kernel: forward mode, a
-    tape compiled into the kernel (mode="reverse", scalar code), or with "auto" the tape
-    for scalar code from dualad.modes.COMPILED_REVERSE_FROM inputs on, else forward mode.
+    tape compiled into the kernel (mode="reverse"), or with "auto" the tape from
+    dualad.modes.COMPILED_REVERSE_FROM inputs on where f compiles onto it, else forward mode.
     """
     compiled = _compiled_mode(f, jit, mode, ("forward", "reverse"), has_aux, auto="auto")
     if compiled:
@@ -379,14 +379,12 @@ def vjp(f, *primals, has_aux=False):
 def _compiled_vjp_of(f, x):
     """vjp of a numba function of one argument: f(x) compiled on floats, and a vjp_fn whose
     every call records f on the compiled tape and sweeps once (dualad.jit.tape.vjp)."""
+    from numba.core.errors import NumbaError
+
     kernel = _compiled_vjp(f)
     try:
         value = f(x)
-    except Exception as err:  # numba compiles some functions for duals only: run its twin
-        from numba.core.errors import NumbaError
-
-        if not isinstance(err, NumbaError):
-            raise
+    except NumbaError:  # numba compiles some functions for duals only: run its twin
         value = python_twin(f)(x)
 
     def vjp_fn(cotangent):
@@ -450,8 +448,8 @@ _NO_COMPILED_REVERSE = (
 def _compiled_gradient(name, compiled_mode, f, jit, argnums, chunk):
     """The compiled `name` kernel ("grad" or "value_and_grad") of f in compiled_mode: forward
     (dualad.jit.kernels, chunked), reverse (dualad.jit.tape) or auto (dualad.jit.auto: the
-    tape for scalar code from a calibrated N on, else forward; an explicit chunk means
-    forward mode)."""
+    tape from a calibrated N on, where f compiles onto it, else forward; an explicit chunk
+    means forward mode)."""
     kernels, f = _path(f, jit, argnums)
     if compiled_mode == "reverse":
         from .jit import tape  # lazy: the compiled tape
@@ -472,8 +470,8 @@ def _compiled_mode(f, jit, mode, allowed, has_aux=False, auto="forward"):
     """The compiled kernel's mode ("forward", "reverse" or, where the transform has an auto
     kernel, "auto"), or None on the Python path.
 
-    Compiled reverse mode records scalar code only, so "auto" is forward mode for every
-    transform but the gradients, whose auto kernel decides per call (dualad.jit.auto)."""
+    "auto" is forward mode for the transforms without an auto kernel (hessian, jacfwd, ...);
+    gradients and Jacobians have one, which decides per call (dualad.jit.auto)."""
     if mode not in ("auto",) + tuple(allowed):
         raise ValueError(f"mode={mode!r}; choose one of {('auto',) + tuple(allowed)}")
     if not _runs_compiled(f, jit):
