@@ -15,10 +15,11 @@ sweep in the transforms), measured on this project's 2-core machine by
 different machine and paste its output here. The tape of the recording run is also the
 memory reverse mode needs (E floats plus the partials it keeps, reported as `tape_floats`).
 
-On the compiled path a gradient's auto mode is the compiled tape when f is scalar code (the
-tape compiles for it) and N >= COMPILED_REVERSE_FROM, and forward mode otherwise (the tape
-does not record array code yet); other compiled transforms are forward mode. The crossover
-is measured by the same --calibrate run (dualad.jit.auto).
+On the compiled path (dualad.jit.auto) auto is forward mode where f does not compile onto
+the compiled tape. Otherwise a gradient takes the tape from COMPILED_REVERSE_FROM inputs on,
+and a Jacobian compares ceil(N / chunk) · COMPILED_PASS with COMPILED_RECORD + M ·
+COMPILED_SWEEP (in evaluations of f); the Hessian and the other compiled transforms are
+forward mode. The same --calibrate run measures these constants.
 """
 
 from __future__ import annotations
