@@ -23,10 +23,16 @@ from dualad.modes import _measure
 SHAPES = [(1, 1000), (10, 1000), (100, 100), (1000, 10), (1000, 1)]
 
 
-def problem(n_in, n_out, seed=0):
+def layer(n_in, n_out, seed=0):
+    """(W, b, x) of the benchmark's tanh(W x + b): W of shape (M, N), scaled by 1/sqrt(N)."""
     rng = np.random.default_rng(seed)
     w, b = rng.normal(size=(n_out, n_in)) / math.sqrt(n_in), rng.normal(size=n_out)
-    return (lambda x: np.tanh(w @ x + b)), rng.normal(size=n_in)
+    return w, b, rng.normal(size=n_in)
+
+
+def problem(n_in, n_out, seed=0):
+    w, b, x = layer(n_in, n_out, seed)
+    return (lambda x: np.tanh(w @ x + b)), x
 
 
 def measure(n_in, n_out, min_time):
@@ -79,8 +85,7 @@ def compiled_jacobians(min_time, shapes=SHAPES):
     kernels = {mode: dualad.jacobian(tanh_layer, mode=mode) for mode in ("forward", "reverse", "auto")}
     rows = []
     for n_in, n_out in shapes:
-        rng = np.random.default_rng(0)
-        w, b, x = rng.normal(size=(n_out, n_in)) / math.sqrt(n_in), rng.normal(size=n_out), rng.normal(size=n_in)
+        w, b, x = layer(n_in, n_out)
         times = {mode: per_call(kernel, x, w, b, min_time=min_time, repeats=3) for mode, kernel in kernels.items()}
         rows.append((n_in, n_out, per_call(tanh_layer, x, w, b, min_time=min_time, repeats=3), times["forward"],
                      times["reverse"], times["auto"], dualad.choose_mode(tanh_layer, x, w, b)))

@@ -26,7 +26,7 @@ import dualad
 from common import fmt_time, per_call, pyplot, save, save_plot, table
 from compiled import rosen as rosen_loop  # the scalar loop, and the limit's derivatives of it
 from compiled import rosen_grad_hand, rosen_hess_hand
-from modes import SHAPES
+from modes import SHAPES, layer
 
 
 # ---- the problems, written once per array language -----------------------------------------------------
@@ -360,7 +360,7 @@ def run(sizes, hessian_sizes, min_time, budget):
                                    tools, min_time, budget, timings))
     jac_cases = []
     for n_in, n_out in SHAPES:
-        w, b, x = _layer(n_in, n_out)
+        w, b, x = layer(n_in, n_out)
         jac_cases.append((f"{n_in} × {n_out}", x, lambda tool, w=w, b=b: tool.tanh_jac(w, b), 1e-6))
     sections.append(_problem_table("Jacobian of tanh(W x + b), N inputs × M outputs",
                                    [c[0] for c in jac_cases], jac_cases, tools, min_time, budget, timings))
@@ -372,12 +372,6 @@ def run(sizes, hessian_sizes, min_time, budget):
             if missing else "All peers installed.")
     return ("## dualad and its peers\n\nMedian time per call from Python (ratio to the hand-written "
             "numba derivative). " + note + "\n\n" + "\n\n".join(sections)), timings
-
-
-def _layer(n_in, n_out):
-    rng = np.random.default_rng(0)
-    w, b = rng.normal(size=(n_out, n_in)) / math.sqrt(n_in), rng.normal(size=n_out)
-    return w, b, rng.normal(size=n_in)
 
 
 def _cold_table(timings, label):

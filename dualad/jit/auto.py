@@ -53,14 +53,17 @@ def _gradient_by_size(forward, reverse):
     return by_size
 
 
-def _gradient(name, f):
-    """The auto kernel of kernels.`name` and tape.`name` ("grad" or "value_and_grad")."""
-    choose = _choice(getattr(kernels, name)(f), getattr(tape, name)(f), _gradient_by_size)
-
+def _auto_kernel(choose, f, python_equivalent):
     def kernel(x, *args):
         return choose(x, *args)
 
-    return kernels.compile_kernel(kernel, f, getattr(transforms, name)(f, jit=False))
+    return kernels.compile_kernel(kernel, f, python_equivalent)
+
+
+def _gradient(name, f):
+    """The auto kernel of kernels.`name` and tape.`name` ("grad" or "value_and_grad")."""
+    choose = _choice(getattr(kernels, name)(f), getattr(tape, name)(f), _gradient_by_size)
+    return _auto_kernel(choose, f, getattr(transforms, name)(f, jit=False))
 
 
 def value_and_grad(f):
@@ -94,8 +97,4 @@ def jacobian(f):
         return by_size
 
     choose = _choice(kernels.jacfwd(f), tape.jacrev(f), by_cost)
-
-    def kernel(x, *args):
-        return choose(x, *args)
-
-    return kernels.compile_kernel(kernel, f, transforms.jacobian(f, jit=False))
+    return _auto_kernel(choose, f, transforms.jacobian(f, jit=False))
