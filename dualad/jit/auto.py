@@ -22,6 +22,7 @@ from numba.core.extending import overload
 from .. import transforms
 from ..modes import COMPILED_PASS, COMPILED_RECORD, COMPILED_REVERSE_FROM, COMPILED_SWEEP
 from . import kernels, tape
+from .cache import set_key
 from .tuples import input_size, total_size
 from .types import int_pointer, pool_address
 
@@ -42,7 +43,7 @@ def _choice(forward, reverse, by_size):
         return by_size(forward, reverse)
 
     overload(choose, strict=False)(typing)
-    return choose
+    return set_key(choose, forward, reverse, by_size)  # the overload is its meaning
 
 
 def _gradient_by_size(forward, reverse):

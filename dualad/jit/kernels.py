@@ -25,6 +25,7 @@ from numba.core.extending import overload
 
 from .. import transforms
 from ..twin import python_twin
+from .cache import attach
 from . import overloads  # noqa: F401  (registers the dual overloads)
 from .overloads import DUAL_ARRAYS, DUALS, as_dual_array
 from .tuples import as_input, flat_input, hessian_like_input, shaped_like_input
@@ -155,9 +156,8 @@ def compile_kernel(kernel, f, python_equivalent):
 
 
 def _njit_like(fn, f):
-    """numba.njit(fn), cached on disk when the user's function f is."""
-    cached = type(getattr(f, "_cache", None)).__name__ not in ("NullCache", "NoneType")
-    return numba.njit(fn, cache=cached)
+    """numba.njit(fn), cached on disk, keyed by the user's function f, when f is (cache.py)."""
+    return attach(numba.njit(fn), f)
 
 
 @overload(store_block)

@@ -1,0 +1,154 @@
+"""The on-disk cache of derivative kernels, keyed by the user's function.
+
+numba caches a function under its own file and qualname, with its bytecode and closure in
+the index key. A derivative kernel is a closure inside dualad (``value_and_grad.<locals>.
+kernel``) over the user's function, so numba's own key would file the kernels of every
+user function under one dualad name and tell them apart only by pickling closure cells,
+which returned one function's gradient for another's. Here instead a kernel is filed:
+
+* where the user's function is cached (numba's locator for the user's file: its
+  ``__pycache__`` or NUMBA_CACHE_DIR), never inside the installed package;
+* under the user's file's source stamp, so editing that file invalidates it, as numba does;
+* with a key made of the identity of everything the kernel closes over: the user function
+  (module, qualname, bytecode, constants and names, recursively into nested code objects and
+  closures), dualad's own kernels (their keys), options such as the chunk, plus a
+  fingerprint of dualad's source and the NumPy version.
+
+A kernel whose closure holds something without a process-independent identity is not
+cached. Reading a cache that is broken, foreign or unreadable, and writing into a read-only
+directory, fall back to compiling, silently (the cache is an optimisation only).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import types as pytypes
+
+import numpy as np
+from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile
+from numba.core.registry import CPUDispatcher
+
+__all__ = ["identity", "attach", "set_key"]
+
+
+class _Uncacheable(Exception):
+    """Something a kernel closes over has no identity that holds across processes."""
+
+
+_UNCACHEABLE = ("uncacheable",)
+
+
+@functools.lru_cache(maxsize=None)
+def _dualad_fingerprint():
+    """A hash of dualad's own source files and the NumPy version: a kernel compiled by one
+    version of dualad is never loaded by another."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    digest = hashlib.sha256(np.__version__.encode())
+    for folder, dirs, files in sorted(os.walk(root)):
+        dirs.sort()
+        for name in sorted(files):
+            if name.endswith(".py"):
+                with open(os.path.join(folder, name), "rb") as source:
+                    digest.update(name.encode() + b"\0" + source.read())
+    return digest.hexdigest()
+
+
+def _code_identity(code):
+    """Bytecode, constants and names of a code object, recursively (no addresses)."""
+    consts = tuple(_code_identity(c) if isinstance(c, pytypes.CodeType) else
+                   repr(sorted(map(repr, c))) if isinstance(c, frozenset) else repr(c)
+                   for c in code.co_consts)
+    return (code.co_qualname if hasattr(code, "co_qualname") else code.co_name,
+            hashlib.sha256(code.co_code).hexdigest(), consts, code.co_names)
+
+
+def identity(obj, _seen=None):
+    """A process-independent description of obj, for cache keys; _Uncacheable if none."""
+    seen = set() if _seen is None else _seen
+    key = getattr(obj, "__dualad_key__", None)
+    if key is _UNCACHEABLE:
+        raise _Uncacheable(repr(obj))
+    if key is not None:
+        return key
+    if obj is None or isinstance(obj, (bool, int, float, str, bytes, np.number)):
+        return (type(obj).__name__, repr(obj))
+    if isinstance(obj, tuple):
+        return ("tuple",) + tuple(identity(o, seen) for o in obj)
+    if isinstance(obj, np.ndarray):
+        return ("ndarray", str(obj.dtype), obj.shape, hashlib.sha256(obj.tobytes()).hexdigest())
+    if isinstance(obj, pytypes.ModuleType):
+        return ("module", obj.__name__)
+    if isinstance(obj, CPUDispatcher):
+        return ("dispatcher", identity(obj.py_func, seen), repr(sorted(obj.targetoptions.items())))
+    if isinstance(obj, pytypes.FunctionType):
+        if id(obj) in seen:  # a recursive closure: its identity is already being described
+            return ("recursive", obj.__qualname__)
+        seen.add(id(obj))
+        cells = tuple(identity(c.cell_contents, seen) for c in obj.__closure__ or ())
+        return ("function", obj.__module__, _code_identity(obj.__code__), cells)
+    raise _Uncacheable(type(obj).__name__)
+
+
+class _KernelCache(FunctionCache):
+    """numba's function cache, filed beside the user's function and keyed as the module says."""
+
+    def __init__(self, kernel_fn, user_cache, key):
+        # FunctionCache.__init__ would locate kernel_fn's own file (dualad's): set up by hand.
+        user_impl = user_cache._impl
+        self._name = f"dualad kernel {kernel_fn.__qualname__}"
+        self._py_func = kernel_fn
+        self._impl = impl = CompileResultCacheImpl.__new__(CompileResultCacheImpl)
+        impl._locator, impl._lineno = user_impl.locator, user_impl._lineno
+        kernel_name = kernel_fn.__qualname__.replace("<locals>.", "").replace("<", "").replace(">", "")
+        impl._filename_base = f"{user_impl.filename_base}.dualad.{kernel_name}"
+        self._cache_path = user_cache.cache_path
+        self._cache_file = IndexDataCacheFile(cache_path=self._cache_path,
+                                              filename_base=impl._filename_base,
+                                              source_stamp=user_impl.locator.get_source_stamp())
+        self._key = hashlib.sha256(repr(key).encode()).hexdigest()
+        self.enable()
+
+    def _index_key(self, sig, codegen):
+        return (sig, codegen.magic_tuple(), self._key)
+
+    def load_overload(self, sig, target_context):
+        try:
+            return super().load_overload(sig, target_context)
+        except Exception:  # a broken, foreign or unreadable cache entry: compile instead
+            return None
+
+    def save_overload(self, sig, data):
+        try:
+            super().save_overload(sig, data)
+        except Exception:  # a read-only or vanished directory: the kernel stays in memory
+            pass
+
+
+def set_key(fn, *parts):
+    """Give fn (a function numba resolves by an overload, whose meaning its closure does not
+    show) the identity of the given parts, or mark it uncacheable where they have none."""
+    try:
+        fn.__dualad_key__ = ("keyed", fn.__qualname__) + tuple(identity(p) for p in parts)
+    except _Uncacheable:
+        fn.__dualad_key__ = _UNCACHEABLE
+    return fn
+
+
+def attach(dispatcher, user_function):
+    """Give a kernel dispatcher its key (``__dualad_key__``) and, when the user's function
+    is cached on disk (``@njit(cache=True)``), a disk cache keyed by that function."""
+    kernel_fn = dispatcher.py_func
+    try:
+        key = ("dualad", _dualad_fingerprint(), identity(kernel_fn), identity(user_function))
+    except _Uncacheable:
+        return dispatcher
+    dispatcher.__dualad_key__ = key
+    user_cache = getattr(user_function, "_cache", None)
+    if isinstance(user_cache, FunctionCache):
+        try:
+            dispatcher._cache = _KernelCache(kernel_fn, user_cache, key)
+        except Exception:  # no usable cache location: compile every time
+            pass
+    return dispatcher

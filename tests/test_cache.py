@@ -1,0 +1,83 @@
+"""The on-disk kernel cache (dualad/jit/cache.py): keyed by the user's function, filed where
+the user's function is cached, and never loaded for another function or a stale body."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.compiled
+
+SCRIPT = """
+import json, numba, numpy as np, dualad
+
+@numba.njit(cache=True)
+def f(x):
+    return {body}
+
+x = np.array([1.0, 2.0])
+print(json.dumps([dualad.grad(f)(x).tolist(), dualad.hessian(f)(x).tolist()]))
+"""
+
+
+def _run(folder, body):
+    path = os.path.join(folder, "script.py")
+    with open(path, "w") as script:
+        script.write(textwrap.dedent(SCRIPT.format(body=body)))
+    env = dict(os.environ)
+    env.pop("NUMBA_CACHE_DIR", None)
+    done = subprocess.run([sys.executable, path], capture_output=True, text=True, cwd=folder,
+                          env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_another_function_in_the_same_place_never_gets_the_cached_derivative(tmp_path):
+    # The same file name and function name, another body, run one after the other (issue 8.1):
+    # each run must give its own function's derivatives.
+    first = _run(tmp_path, "np.sin(x[0]) * x[1]")
+    assert first[0] == pytest.approx([2.0 * 0.5403023058681398, 0.8414709848078965])
+    second = _run(tmp_path, "x[0] * x[1] ** 2")
+    assert second[0] == [4.0, 4.0]
+    assert second[1] == [[0.0, 4.0], [4.0, 2.0]]
+    cached = os.listdir(tmp_path / "__pycache__")
+    # the kernels live beside the user's function's own cache, not inside dualad
+    assert any(".dualad." in name for name in cached)
+    again = _run(tmp_path, "x[0] * x[1] ** 2")  # from the cache now
+    assert again == second
+
+
+def test_a_broken_cache_falls_back_to_compiling(tmp_path):
+    first = _run(tmp_path, "x[0] ** 3 * x[1]")
+    for name in os.listdir(tmp_path / "__pycache__"):
+        if ".dualad." not in name:
+            continue  # numba's own cache of f is numba's business
+        with open(tmp_path / "__pycache__" / name, "wb") as garbage:
+            garbage.write(b"not a cache file")
+    assert _run(tmp_path, "x[0] ** 3 * x[1]") == first
+
+
+def test_cache_keys_tell_kernels_of_different_functions_and_options_apart():
+    import numba
+    import numpy as np
+
+    import dualad
+    from dualad.jit.cache import identity
+
+    @numba.njit
+    def f(x):
+        return np.sum(x ** 2)
+
+    @numba.njit
+    def g(x):
+        return np.sum(x ** 3)
+
+    keys = {identity(k) for k in (dualad.grad(f, chunk=2), dualad.grad(f, chunk=4),
+                                  dualad.grad(g, chunk=2), dualad.value_and_grad(f, chunk=2),
+                                  dualad.grad(f, mode="reverse"), dualad.grad(f),
+                                  dualad.value_and_grad(f), dualad.grad(g))}
+    assert len(keys) == 8
+    assert identity(dualad.grad(f, chunk=2)) == identity(dualad.grad(f, chunk=2))
