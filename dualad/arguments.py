@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from .number import is_layer
+from .number import check_live, fresh, is_layer
 from .tree import Static, flatten
 
 __all__ = ["Inputs", "check_input", "read_output", "read_outputs", "argnums_of", "name_of",
@@ -123,9 +123,12 @@ class Inputs:
         self.f = f
         self.args = list(args)
         self.nums, self.several = argnums_of(argnums, args, f)
+        # an argument named twice (argnums=(0, 0), as JAX allows) is one input, whose
+        # derivative comes back twice (structure)
+        self.positions = tuple(dict.fromkeys(self.nums))
         self.xs, self.treedefs, self.slots = [], [], []
         self.names = []  # where each differentiated leaf sits, e.g. "0['w']", for messages
-        for i in self.nums:
+        for i in self.positions:
             leaves, treedef, paths = _leaf_paths(args[i])
             slots = []
             for leaf, path in zip(leaves, paths):
@@ -166,8 +169,10 @@ class Inputs:
         """f(*args) with leaf j of the differentiated arguments replaced by make(j, x_j);
         passed-through leaves go in as they are (dualad.static unwrapped)."""
         args = list(self.args)
-        per_leaf = [make(j, x) for j, x in enumerate(self.xs)]
-        for i, rebuilt in zip(self.nums, self._rebuild(per_leaf, lambda leaf: leaf)):
+        # f gets its own copy of every differentiated array for every call: an f that assigns
+        # into its argument must change neither the caller's array nor the next pass's input
+        per_leaf = [make(j, fresh(x)) for j, x in enumerate(self.xs)]
+        for i, rebuilt in zip(self.positions, self._rebuild(per_leaf, lambda leaf: leaf)):
             args[i] = rebuilt
         return self.f(*args)
 
@@ -175,7 +180,9 @@ class Inputs:
         """per_leaf[j] placed where leaf j sits (None where a leaf is passed through): the
         structure of args[argnums], a tuple of them for tuple argnums."""
         pieces = self._rebuild(per_leaf, lambda leaf: None)
-        return tuple(pieces) if self.several else pieces[0]
+        if not self.several:
+            return pieces[0]
+        return tuple(pieces[self.positions.index(i)] for i in self.nums)
 
     def split(self, flat, out_shape):
         """Cut the trailing flat axis of `flat` into one piece per leaf, in the arguments'
@@ -187,6 +194,7 @@ class Inputs:
 def read_output(out, tag, f):
     """(value, components) of one output leaf for this tag; components None where constant."""
     if is_layer(out):
+        check_live(out)
         if out.tag == tag:
             return out.value, out.components
         if out.tag > tag:

@@ -26,15 +26,44 @@ import numpy as np
 
 from .rules import BY_UFUNC, OPERATOR_RULES, RULES
 
-__all__ = ["ArrayLike", "ForwardNumber", "new_tag", "primal", "HANDLED_FUNCTIONS", "leader_of",
+__all__ = ["ArrayLike", "ForwardNumber", "fresh", "new_tag", "finish", "check_live", "EscapedPerturbation", "primal", "HANDLED_FUNCTIONS", "leader_of",
            "is_layer", "PRIMAL_ONLY_UFUNCS", "REDUCERS"]
 
 _tag_counter = itertools.count(1)
 
 
+class Tag(tuple):
+    """(number, 0): compares as the tuple, newer tags larger. A transform marks its tag
+    ``finished`` when it returns; a number of a finished tag that is used again escaped its
+    transform (stored in a global, a closure or a list) and raises EscapedPerturbation."""
+
+    finished = False
+
+
 def new_tag():
     """A tag newer than every tag drawn before it."""
-    return (next(_tag_counter), 0)
+    return Tag((next(_tag_counter), 0))
+
+
+class EscapedPerturbation(RuntimeError):
+    """A dual or traced number was used after its transform returned (JAX's
+    UnexpectedTracerError): its derivative would be silently wrong."""
+
+
+def finish(tag):
+    """Mark tag's transform as returned: its numbers may no longer take part in computations."""
+    tag.finished = True
+
+
+def check_live(x):
+    """Raise EscapedPerturbation if x is a number of a transform that has returned."""
+    if getattr(x.tag, "finished", False):
+        raise EscapedPerturbation(
+            f"a dualad.{type(x).__name__} of a transform that has already returned was used "
+            "(it escaped its transform, e.g. stored in a global, a list or a closure, or "
+            "returned as auxiliary data of an outer function). Its derivative would be wrong: "
+            "return the values you need from the differentiated function instead, or take "
+            "dualad.primal(x) before storing it")
 
 
 # numpy function -> implementation; filled by dualad.numpy_functions.
@@ -77,8 +106,10 @@ def leader_of(args):
     for a in args:
         items = a if isinstance(a, (list, tuple)) else (a,)
         for item in items:
-            if is_layer(item) and (leader is None or item.tag > leader.tag):
-                leader = item
+            if is_layer(item):
+                check_live(item)
+                if leader is None or item.tag > leader.tag:
+                    leader = item
     return leader
 
 
@@ -430,6 +461,19 @@ class ForwardNumber(ArrayLike):
 
     def copy(self):
         return self.map_linear(lambda a, k: a.copy())
+
+def fresh(x):
+    """x as a new object that f may assign into without changing x: a copy of an array's
+    entries, and for a number of a layer a new number (its value fresh, recursively). The
+    copy is not an operation of any layer, so it records nothing."""
+    if isinstance(x, np.ndarray):
+        return x.copy()
+    if isinstance(x, ForwardNumber):
+        return x._make(fresh(x.value), tuple(c.copy() for c in x.components), x.tag)
+    if is_layer(x):
+        return x.fresh()  # a traced value: its own way to be a new, unshared object
+    return x
+
 
 def assign(target, index, item):
     """target[index] = item for arrays and forward numbers; returns the (maybe promoted) target.

@@ -21,6 +21,7 @@ rest. Every call draws a fresh tag, so nested transforms never confuse perturbat
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 
@@ -30,7 +31,7 @@ from .arguments import (Inputs, argnums_of, check_input, name_of, plain, read_ou
                         read_outputs, shape_key, strip_newer)
 from .dual import Dual
 from .hyperdual import HyperDual
-from .number import assign, is_layer, new_tag
+from .number import assign, finish, is_layer, new_tag
 from .tree import flatten, is_node
 from .twin import is_dispatcher, python_twin
 
@@ -78,6 +79,17 @@ def _compiled_argnums(argnums):
     return tuple(int(i) for i in argnums) if isinstance(argnums, (tuple, list)) else int(argnums)
 
 
+@contextlib.contextmanager
+def _transform_tag():
+    """A fresh tag for one transform call, finished when the call returns: its numbers
+    that escape (a global, a list, a closure) raise when used later."""
+    tag = new_tag()
+    try:
+        yield tag
+    finally:
+        finish(tag)
+
+
 def _check_chunk(chunk):
     if chunk is not None and (not isinstance(chunk, (int, np.integer)) or chunk < 1):
         raise ValueError(f"chunk must be a positive int; got {chunk!r}")
@@ -108,7 +120,12 @@ def _jacobian_forward(f, args, argnums, chunk):
     _check_chunk(chunk)
     inputs = Inputs(f, args, argnums)
     width = chunk or default_chunk(inputs.n)
-    tag = new_tag()
+    with _transform_tag() as tag:
+        return _forward_passes(f, inputs, width, tag)
+
+
+def _forward_passes(f, inputs, width, tag):
+    """(value tree, Jacobian tree) from ceil(n / width) Dual passes under one tag."""
     blocks, values, treedef = None, None, None
     for lo in range(0, max(inputs.n, 1), width):
         hi = min(lo + width, inputs.n)
@@ -293,13 +310,21 @@ class _Recording:
         self.f = f
         self.inputs = Inputs(f, args, argnums)
         self.tape = tape = Tape()
-        self.leaves = []
+        self.input_nodes = []  # taken when made: f may assign into its input, giving it a new node
 
         def make(j, x):
-            self.leaves.append(leaf(x, tape))
-            return self.leaves[-1]
+            traced = leaf(x, tape)
+            self.input_nodes.append(traced.node)
+            return traced
 
-        out = self.inputs.call(make)
+        try:
+            self._read(self.inputs.call(make), Traced)
+        finally:
+            finish(tape.tag)  # recorded: traced values that escape f raise when used later
+
+    def _read(self, out, Traced):
+        """The output tree's values, shapes and its one node (None when constant)."""
+        f, tape = self.f, self.tape
         outs, self.treedef = flatten(out)
         ours = [isinstance(o, Traced) and o.tape is tape for o in outs]
         self.values = [o.value if mine else read_output(o, tape.tag, f)[0] for o, mine in zip(outs, ours)]
@@ -324,7 +349,7 @@ class _Recording:
         """Cotangents of the differentiated leaves (a list) for the flat output cotangent."""
         if self.node is None:
             return [np.zeros(sh) for sh in self.inputs.shapes]
-        found = self.tape.backward(self.node, cotangent, [x.node for x in self.leaves])
+        found = self.tape.backward(self.node, cotangent, self.input_nodes)
         return [plain(np.zeros(sh) if c is None else np.reshape(c, sh))
                 for c, sh in zip(found, self.inputs.shapes)]
 
@@ -538,9 +563,9 @@ def jvp(f, primals, tangents):
     inputs = Inputs(f, primals, tuple(range(len(primals))))
     tans = _tangents_like(inputs, tuple(primals), tuple(tangents), f, lambda name: (
         ("the tangents", "the primals") if name is None else (f"tangent {name}", f"primal {name}")))
-    tag = new_tag()
-    out = inputs.call(lambda j, x: Dual._make(x, (tans[j][..., None],), tag))
-    treedef, read = read_outputs(out, tag, f)
+    with _transform_tag() as tag:
+        out = inputs.call(lambda j, x: Dual._make(x, (tans[j][..., None],), tag))
+        treedef, read = read_outputs(out, tag, f)
     return (treedef.unflatten(v for v, _ in read),
             treedef.unflatten(None if v is None else plain(np.zeros(np.shape(v)) if c is None else c[0][..., 0])
                               for v, c in read))
@@ -628,10 +653,10 @@ def second_derivative(f, argnums=0, jit=None):
     def second_derivative_fn(*args):
         inputs = Inputs(f, args, argnums)
         _scalar_input(f, args[inputs.nums[0]], "second_derivative")
-        tag = new_tag()
         one = np.ones((1,))
-        out = inputs.call(lambda j, x: HyperDual._make(x, (one, one, np.zeros((1, 1))), tag))
-        treedef, read = read_outputs(out, tag, f)
+        with _transform_tag() as tag:
+            out = inputs.call(lambda j, x: HyperDual._make(x, (one, one, np.zeros((1, 1))), tag))
+            treedef, read = read_outputs(out, tag, f)
         return treedef.unflatten(plain(np.zeros(np.shape(v)) if c is None else c[2][..., 0, 0])
                                  for v, c in read)
 
@@ -679,7 +704,17 @@ def _hessian_forward(f, args, argnums, chunk):
     inputs = Inputs(f, args, argnums)
     n = inputs.n
     width = chunk or default_hessian_chunk(n)
-    tag = new_tag()
+    with _transform_tag() as tag:
+        hess = _hessian_blocks(f, inputs, width, tag)
+    return inputs.structure([
+        inputs.structure([plain(np.reshape(hess[o1:o1 + s1, o2:o2 + s2], sh1 + sh2))
+                          for o2, s2, sh2 in zip(inputs.offsets, inputs.sizes, inputs.shapes)])
+        for o1, s1, sh1 in zip(inputs.offsets, inputs.sizes, inputs.shapes)])
+
+
+def _hessian_blocks(f, inputs, width, tag):
+    """The flat (n, n) Hessian from HyperDual blocks on and above the diagonal, mirrored."""
+    n = inputs.n
     hess = np.zeros((n, n))
     starts = list(range(0, n, width))
     for b, lo1 in enumerate(starts):
@@ -695,10 +730,7 @@ def _hessian_forward(f, args, argnums, chunk):
             hess = assign(hess, (slice(lo1, hi1), slice(lo2, hi2)), comps[2])
             if lo2 != lo1:
                 hess = assign(hess, (slice(lo2, hi2), slice(lo1, hi1)), comps[2].T)
-    return inputs.structure([
-        inputs.structure([plain(np.reshape(hess[o1:o1 + s1, o2:o2 + s2], sh1 + sh2))
-                          for o2, s2, sh2 in zip(inputs.offsets, inputs.sizes, inputs.shapes)])
-        for o1, s1, sh1 in zip(inputs.offsets, inputs.sizes, inputs.shapes)])
+    return hess
 
 
 def hvp(f, chunk=None, jit=None):
@@ -717,15 +749,16 @@ def hvp(f, chunk=None, jit=None):
         inputs = Inputs(f, (x,) + args, 0)
         directions = _tangents_like(inputs, (x,), (v,), f, lambda name: (
             ("v", "x") if name is None else ("v" + name[1:], "x" + name[1:])))
-        n, width, tag = inputs.n, chunk or default_chunk(inputs.n), new_tag()
+        n, width = inputs.n, chunk or default_chunk(inputs.n)
         pieces = []
-        for lo in range(0, max(n, 1), width):
-            hi = min(lo + width, n)
-            out = inputs.call(lambda j, x_: HyperDual._make(
-                x_, (inputs.seed(j, lo, hi), directions[j][..., None],
-                     np.zeros(inputs.shapes[j] + (hi - lo, 1))), tag))
-            comps = _scalar_output(out, tag, f, "hvp")
-            pieces.append(np.zeros(hi - lo) if comps is None else comps[2][..., 0])
+        with _transform_tag() as tag:
+            for lo in range(0, max(n, 1), width):
+                hi = min(lo + width, n)
+                out = inputs.call(lambda j, x_: HyperDual._make(
+                    x_, (inputs.seed(j, lo, hi), directions[j][..., None],
+                         np.zeros(inputs.shapes[j] + (hi - lo, 1))), tag))
+                comps = _scalar_output(out, tag, f, "hvp")
+                pieces.append(np.zeros(hi - lo) if comps is None else comps[2][..., 0])
         flat = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
         return inputs.split(flat, ())
 

@@ -17,6 +17,9 @@ callable from Python and from other @njit code (Newton's method written entirely
 The chunk (partials per pass) is a compile-time constant of each kernel.
 """
 
+import inspect
+import re
+
 import numba
 import numpy as np
 from numba.core import types
@@ -34,8 +37,7 @@ from .types import (DualArrayType, DualType, HyperDualType, SeedArrayType, make_
 
 DEFAULT_CHUNK = 8
 
-_HINT = ("\n\ndualad: numba could not compile this function for dual numbers (the operation "
-         "is named above). The Python path works on the same function: pass jit=False.")
+_MARK = "dualad: cannot compile this derivative kernel"  # in every message _with_hint explains
 
 
 # ---- functions used inside kernels, given their meaning per type by the overloads below --------------
@@ -52,7 +54,9 @@ out_partial = _compiled_only("out_partial")  # partial k of f's output: float or
 store_block = _compiled_only("store_block")  # write a hyper-dual output's ε1ε2 block into H
 seed_direction = _compiled_only("seed_direction")  # x as duals with the one tangent v
 seed_hvp = _compiled_only("seed_hvp")  # x as hyper-duals: ε1 = unit chunk, ε2 = v
-out_eps12 = _compiled_only("out_eps12")  # entry k of a scalar hyper-dual output's ε1ε2 block
+out_eps12 = _compiled_only("out_eps12")
+check_arity = _compiled_only("check_arity")
+scalar_input = _compiled_only("scalar_input")  # (x, transform name): x must be a scalar  # (args, needed): argnums within the arguments  # entry k of a scalar hyper-dual output's ε1ε2 block
 
 
 @overload(seed)
@@ -82,7 +86,8 @@ def _seed_direction(x, v):
             if v.shape != x.shape:
                 raise ValueError("jvp: the tangent's shape differs from the primal's")
             tangent = np.ascontiguousarray(v).astype(np.float64).reshape((x.size, 1))
-            return make_dual_array(x, tangent, make_dual(0.0, (0.0,)))
+            # a copy: f may assign into its argument, which must not change the caller's x
+            return make_dual_array(x.copy(), tangent, make_dual(0.0, (0.0,)))
         return array
     raise TypingError(f"compiled jvp takes a float or a 1-D float64 array, not {x}")
 
@@ -103,9 +108,33 @@ def _seed_hvp(x, v, lo, chunk):
             for i in range(lo, min(lo + width, m)):
                 components[i, i - lo] = 1.0
             components[:, width] = v
-            return make_dual_array(x, components, like)
+            return make_dual_array(x.copy(), components, like)  # a copy, as in seed_direction
         return array
     raise TypingError(f"compiled hvp takes a float or a 1-D float64 array, not {x}")
+
+
+def _check_arity(args, needed, error=ValueError):
+    """An error unless the kernel got at least `needed` arguments (argnums in range)."""
+    if len(args) < needed:
+        raise error(f"argnums asks for argument {needed - 1}, but the kernel was called with "
+                    f"{len(args)} argument(s)")
+
+
+@overload(check_arity)
+def _check_arity_compiled(args, needed):
+    if not isinstance(needed, types.IntegerLiteral):
+        return None  # numba retries with the literal
+    _check_arity(args, needed.literal_value, TypingError)
+    return lambda args, needed: None
+
+
+@overload(scalar_input)
+def _scalar_input(x, what):
+    if isinstance(x, (types.Float, types.Integer)):
+        return lambda x, what: None
+    name = getattr(what, "literal_value", "this transform")
+    raise TypingError(f"{name} takes a scalar input; got {x}. Use jacfwd, grad or jvp for array "
+                      "inputs")
 
 
 @overload(out_eps12)
@@ -194,22 +223,67 @@ _COMPILE_ERRORS = (NumbaError, NotImplementedError, ImportError)
 
 
 def _with_hint(kernel):
-    """Make numba's compile error on the first call say that jit=False works."""
+    """Make numba's compile error on the first call from Python name its cause first and say
+    whether the Python path works (it is tried on the same arguments: jit=False is only
+    suggested when it computes the derivative)."""
     compile_for_args = kernel._compile_for_args
 
     def compile_with_hint(*args, **kwargs):
         try:
             return compile_for_args(*args, **kwargs)
         except _COMPILE_ERRORS as err:
-            if _HINT in str(err):  # raised by a nested kernel, hint already there
+            if _MARK in str(err):  # raised by a nested kernel, explained already
                 raise
+            if kernel.py_func.__code__.co_flags & inspect.CO_VARARGS:  # numba packs *args
+                args = args[:-1] + tuple(args[-1])
+            message = _explained(str(err), getattr(kernel, "__dualad_python__", None), args)
             if isinstance(err, NumbaError):
-                err.patch_message(str(err) + _HINT)
+                err.patch_message(message)
                 raise
-            raise type(err)(str(err) + _HINT) from err
+            raise type(err)(message) from err
 
     kernel._compile_for_args = compile_with_hint
     return kernel
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_NOISE = ("During:", "File ", "raised from", "<source elided>", "There are ", "- Of which",
+          "Overload ", "With argument", "Rejected as", "No implementation of function Function(<function")
+
+
+def _cause(report):
+    """The innermost error of numba's nested report: the lines after the last "Failed in
+    nopython mode pipeline", preferring a specific error an overload raised."""
+    lines = [line.strip() for line in _ANSI.sub("", report).splitlines()]
+    starts = [i for i, line in enumerate(lines) if line.startswith("Failed in nopython")]
+    block = []
+    for line in lines[starts[-1] + 1 if starts else 0:]:
+        if line.startswith("During:") and block:
+            break
+        if line and not line.startswith(_NOISE):
+            block.append(line)
+    specific = [line.split("Error: ", 1)[1] for line in block if "Error: " in line]
+    cause = specific[-1] if specific else " ".join(block[:4])
+    if "Known signatures" in " ".join(block):
+        cause += (" (that numba function was compiled with explicit signatures, for floats only, "
+                  "so numba cannot re-specialise it for dual numbers)")
+    return cause or lines[0]
+
+
+def _explained(report, python_equivalent, args):
+    """numba's report with its cause first and what works instead."""
+    advice = ""
+    if python_equivalent is not None:
+        try:
+            python_equivalent(*args)
+            advice = ("The Python path computes this derivative (tried): pass jit=False, which "
+                      "runs a numba function as its pure-Python twin.")
+        except Exception as python_error:  # noqa: BLE001 - reported, not swallowed
+            first = (str(python_error).splitlines() or [""])[0][:300]
+            advice = (f"The Python path (jit=False) fails on it too: {type(python_error).__name__}: "
+                      f"{first}")
+    return (f"{_MARK}: {_cause(report)}\n{advice}\n\n"
+            f"numba's report:\n{report}")
 
 
 def at_argnum(factory, f, argnum, *options):
@@ -224,6 +298,7 @@ def at_argnum(factory, f, argnum, *options):
     if argnum == 0:
         return factory(f, *options)
     after = argnum + 1
+    needed = after
 
     def first_differentiated(x, *rest):
         return f(*rest[:argnum], x, *rest[argnum:])
@@ -231,15 +306,24 @@ def at_argnum(factory, f, argnum, *options):
     kernel = factory(_njit_like(first_differentiated, f), *options)
 
     def in_callers_order(*args):
+        check_arity(args, needed)
         return kernel(*args[argnum:after], *args[:argnum], *args[after:])
 
-    return _njit_like(in_callers_order, f)
+    python = kernel.__dualad_python__
+
+    def python_equivalent(*args):
+        _check_arity(args, needed)
+        return python(*args[argnum:after], *args[:argnum], *args[after:])
+
+    return compile_kernel(in_callers_order, f, python_equivalent)
 
 
 def _at_argnums(factory, f, argnums, *options):
     """The kernel of the tuple (args[argnums[0]], args[argnums[1]], ...)."""
     if len(set(argnums)) != len(argnums):
-        raise ValueError(f"argnums={argnums!r} names an argument twice")
+        raise ValueError(f"argnums={argnums!r} names an argument twice: compiled kernels take "
+                         "each argument once (jit=False gives a repeated argument's derivative "
+                         "once per mention, as JAX does)")
     ascending = sorted(range(len(argnums)), key=lambda k: argnums[k])
     merge = _njit_like(lambda packed, rest: rest, f)  # packed's entries put back in place
     for k in ascending:  # in ascending position, so each position is final when inserted
@@ -256,10 +340,20 @@ def _at_argnums(factory, f, argnums, *options):
 
     kernel = factory(_njit_like(packed_first, f), *options)
 
+    needed = max(argnums) + 1
+
     def in_callers_order(*args):
+        check_arity(args, needed)
         return kernel(pack(args), *rest_of(args))
 
-    return _njit_like(in_callers_order, f)
+    python = kernel.__dualad_python__
+
+    def python_equivalent(*args):
+        _check_arity(args, needed)
+        rest = [a for i, a in enumerate(args) if i not in argnums]
+        return python(tuple(args[i] for i in argnums), *rest)
+
+    return compile_kernel(in_callers_order, f, python_equivalent)
 
 
 def _inserting(merge, position, k, f):
@@ -293,6 +387,7 @@ def _check_chunk(chunk):
 
 def derivative(f):
     def kernel(x, *args):
+        scalar_input(x, "derivative")
         return out_partial(f(seed(x, 0, 1), *args), 0)
 
     return compile_kernel(kernel, f, transforms.derivative(f, jit=False))
@@ -311,6 +406,7 @@ def jvp(f):
 
 def second_derivative(f):
     def kernel(x, *args):
+        scalar_input(x, "second_derivative")
         out = f(make_hyper_sym(float(x), (1.0,), (0.0,)), *args)
         hess = np.zeros((1, 1))
         store_block(out, hess, 0, 0)
@@ -366,7 +462,7 @@ def value_and_grad(f, chunk=None):
         n = np.size(flat)
         grad = np.empty(n)
         value = 0.0
-        for lo in range(0, n, chunk):
+        for lo in range(0, max(n, 1), chunk):  # one pass even for no inputs: f's value
             out = f(as_input(x, seed(flat, lo, chunk)), *args)
             value = out_value(out)
             for j in range(min(chunk, n - lo)):

@@ -145,6 +145,11 @@ class Traced(ArrayLike):
     def copy(self):
         return select(lambda arrays: arrays[0].copy(), [self], self.tape)
 
+    def fresh(self):
+        """The same value and node in a new object (number.fresh): writes into it record a
+        new node for it alone. Entries are never written in place (see _write)."""
+        return Traced(self.value, self.tape, self.node)
+
 
 def leaf(value, tape):
     """A new input (or constant buffer) on the tape: a node with nothing behind it."""
