@@ -20,10 +20,11 @@ import numpy as np
 
 from . import rules
 from .dual import fit
-from .number import HANDLED_FUNCTIONS, ForwardNumber, leader_of, primal
+from .number import HANDLED_FUNCTIONS, ForwardNumber, is_layer, leader_of, primal
 
 __all__ = ["SUPPORTED", "VALUE_ONLY", "COMPOSITIONS", "matmul_subscripts", "dot_subscripts",
-           "inner_subscripts", "registrar", "axes_of", "parse_subscripts"]
+           "inner_subscripts", "registrar", "axes_of", "parse_subscripts", "reject_options",
+           "stack_lists"]
 
 
 def registrar(table):
@@ -58,20 +59,29 @@ def _axis(axis, ndim):
     return axes_of(axis, ndim)[0]
 
 
-def _reject(kwargs, name):
+def reject_options(kwargs, name):
     """Refuse NumPy options (out=, dtype=, where=, ...) that dual numbers cannot honour."""
     for key, val in kwargs.items():
         if val is not None and val is not np._NoValue:
             raise TypeError(f"numpy.{name} on dual numbers does not support the `{key}` argument")
 
 
-def _const(x):
-    """An operand of a stacking function: duals stay, a list holding duals is stacked."""
-    if isinstance(x, ForwardNumber):
+def stack_lists(x):
+    """A (nested) list or tuple holding numbers of any layer, stacked by np.stack (so by the
+    layer that leads it, which may be newer than the one handling the call); anything else
+    unchanged. NumPy's dispatch does not look into lists, nor does np.asarray keep layers."""
+    if not isinstance(x, (list, tuple)):
         return x
-    if isinstance(x, (list, tuple)) and leader_of((x,)) is not None:
-        return stack(list(x))
-    return np.asarray(x, dtype=np.float64)
+    items = [stack_lists(item) for item in x]
+    return np.stack(items) if any(is_layer(item) for item in items) else x
+
+
+def _const(x):
+    """An operand of a stacking function: numbers of every layer stay (a reverse-mode value or
+    an older dual is a constant of this transform whose value must keep its own derivative),
+    a list holding any of them is stacked, the rest is floats."""
+    x = stack_lists(x)
+    return x if is_layer(x) else np.asarray(x, dtype=np.float64)
 
 
 # ---- linear structure -------------------------------------------------------------------
@@ -148,7 +158,7 @@ def copy(a, order="K", subok=False):
 
 @implements(np.sum)
 def sum_(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
-    _reject(dict(dtype=dtype, out=out, **kwargs), "sum")
+    reject_options(dict(dtype=dtype, out=out, **kwargs), "sum")
     axes = axes_of(axis, a.ndim)
     keep = keepdims is True
     return a.map_linear(lambda arr, k: np.sum(arr, axis=axes, keepdims=keep))
@@ -156,14 +166,14 @@ def sum_(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
 
 @implements(np.mean)
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
-    _reject(dict(dtype=dtype, out=out, **kwargs), "mean")
+    reject_options(dict(dtype=dtype, out=out, **kwargs), "mean")
     count = int(np.prod([a.shape[i] for i in axes_of(axis, a.ndim)]))
     return sum_(a, axis=axis, keepdims=keepdims) / count
 
 
 @implements(np.cumsum)
 def cumsum(a, axis=None, dtype=None, out=None):
-    _reject(dict(dtype=dtype, out=out), "cumsum")
+    reject_options(dict(dtype=dtype, out=out), "cumsum")
     if axis is None:
         a, axis = ravel(a), 0
     ax = _axis(axis, a.ndim)
@@ -172,7 +182,7 @@ def cumsum(a, axis=None, dtype=None, out=None):
 
 @implements(np.trace)
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-    _reject(dict(dtype=dtype, out=out), "trace")
+    reject_options(dict(dtype=dtype, out=out), "trace")
     ax1, ax2 = _axis(axis1, a.ndim), _axis(axis2, a.ndim)
     return a.map_linear(lambda arr, k: np.trace(arr, offset, ax1, ax2))
 
@@ -187,9 +197,11 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
 
 @implements(np.concatenate)
 def concatenate(arrays, axis=0, out=None, dtype=None, casting=None):
-    _reject(dict(out=out, dtype=dtype, casting=casting), "concatenate")
+    reject_options(dict(out=out, dtype=dtype, casting=casting), "concatenate")
     arrays = [_const(x) for x in arrays]
     leader = leader_of((arrays,))
+    if not isinstance(leader, ForwardNumber):  # a newer layer was hidden in a nested list
+        return np.concatenate(arrays, axis=axis)
     if axis is None:
         arrays, axis = [np.ravel(x) for x in arrays], 0
     ax = _axis(axis, np.ndim(arrays[0]))
@@ -198,9 +210,11 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting=None):
 
 @implements(np.stack)
 def stack(arrays, axis=0, out=None, dtype=None, casting=None):
-    _reject(dict(out=out, dtype=dtype, casting=casting), "stack")
+    reject_options(dict(out=out, dtype=dtype, casting=casting), "stack")
     arrays = [_const(x) for x in arrays]
     leader = leader_of((arrays,))
+    if not isinstance(leader, ForwardNumber):  # a newer layer was hidden in a nested list
+        return np.stack(arrays, axis=axis)
     ax = _axis(axis, np.ndim(arrays[0]) + 1)
     return leader.combine_linear(arrays, lambda parts, k: np.stack(parts, axis=ax))
 
@@ -214,7 +228,7 @@ def hstack(tup, dtype=None, casting=None):
 @implements(np.vstack)
 def vstack(tup, dtype=None, casting=None):
     arrays = [_const(x) for x in tup]
-    arrays = [reshape(x, (1, -1)) if np.ndim(x) <= 1 else x for x in arrays]
+    arrays = [np.reshape(x, (1, -1)) if np.ndim(x) <= 1 else x for x in arrays]
     return concatenate(arrays, axis=0)
 
 
@@ -234,7 +248,7 @@ def flip(m, axis=None):
 
 @implements(np.take)
 def take(a, indices, axis=None, out=None, mode="raise"):
-    _reject(dict(out=out), "take")
+    reject_options(dict(out=out), "take")
     if axis is None:
         a, axis = ravel(a), 0
     ax = _axis(axis, a.ndim)
@@ -263,9 +277,10 @@ def where(condition, x=None, y=None):
     if x is None and y is None:
         return np.nonzero(primal(condition))
     cond = np.asarray(primal(condition), dtype=bool)
+    x, y = stack_lists(x), stack_lists(y)
     leader = leader_of((x, y))
-    if leader is None:
-        return np.where(cond, x, y)
+    if not isinstance(leader, ForwardNumber):
+        return np.where(cond, x, y)  # only the condition is a dual, or a reverse layer leads
     (vx, cx), (vy, cy) = leader.split(x), leader.split(y)
     value = np.where(cond, vx, vy)
     shape = np.shape(value)
@@ -298,8 +313,10 @@ HANDLED_FUNCTIONS[np.ones_like] = _like(lambda shape, kw: np.ones(shape))
 @implements(np.full_like)
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):
     shape = a.shape if shape is None else ((shape,) if np.ndim(shape) == 0 else tuple(shape))
-    if isinstance(fill_value, ForwardNumber):
-        return broadcast_to(fill_value, shape).copy()
+    if is_layer(fill_value):
+        filled = np.broadcast_to(fill_value, shape).copy()
+        # a fill value of an older layer is a constant here, whose value keeps its derivative
+        return filled if not is_layer(a) or fill_value.tag >= a.tag else a.constant(filled)
     if dtype is not None and np.dtype(dtype).kind != "f":
         return np.full(shape, fill_value, dtype=dtype)
     return a.constant(np.full(shape, float(fill_value)))
@@ -308,7 +325,7 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):
 # ---- reductions with a choice: max/min split ties evenly (JAX) --------------------------
 def _chooser(choose):
     def reduce(a, axis=None, out=None, keepdims=False, **kwargs):
-        _reject(dict(out=out, **kwargs), choose.__name__)
+        reject_options(dict(out=out, **kwargs), choose.__name__)
         axes = axes_of(axis, a.ndim)
         value = choose(a.value, axis=axes, keepdims=True)
         mask = np.asarray(a.value == value, dtype=np.float64)
@@ -333,7 +350,7 @@ HANDLED_FUNCTIONS[np.min] = HANDLED_FUNCTIONS[np.amin] = _chooser(np.min)
 @implements(np.clip)
 def clip(a, a_min=None, a_max=None, out=None, **kwargs):
     """clip = minimum(maximum(a, lo), hi), as jnp.clip: at a boundary the derivative is 0.5."""
-    _reject(dict(out=out, **kwargs), "clip")
+    reject_options(dict(out=out, **kwargs), "clip")
     if a_min is not None:
         a = np.maximum(a, a_min)
     if a_max is not None:
@@ -349,7 +366,7 @@ def outer(a, b, out=None):
 @implements(np.prod)
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     """Product by a tree of multiplications: exact with zeros, no formula of its own."""
-    _reject(dict(dtype=dtype, out=out, **kwargs), "prod")
+    reject_options(dict(dtype=dtype, out=out, **kwargs), "prod")
     # NumPy calls throughout (not this module's functions): reverse mode runs this code too.
     axes = axes_of(axis, a.ndim)
     x = np.moveaxis(a, axes, tuple(range(len(axes))))
@@ -367,7 +384,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
 
 @implements(np.diff)
 def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
-    _reject(dict(prepend=prepend, append=append), "diff")
+    reject_options(dict(prepend=prepend, append=append), "diff")
     ax = _axis(axis, a.ndim)
     head = (slice(None),) * ax
     for _ in range(n):
@@ -409,6 +426,8 @@ def parse_subscripts(subscripts):
 def _multilinear(value_fn, subscripts, operands):
     """Dual product rule: ∂(A·B·…) = Σ_i (A·…·∂X_i·…), each term one einsum."""
     leader = leader_of(operands)
+    if not isinstance(leader, ForwardNumber):  # a newer layer was hidden in a list operand
+        return value_fn(*operands)
     inputs, output = parse_subscripts(subscripts)
     split = [leader.split(op) for op in operands]
     values = [v for v, _ in split]
@@ -436,7 +455,11 @@ def _dual_level(func, impl):
 
 
 def _einsum_impl(subscripts, *operands, out=None, optimize=False, **kwargs):
-    _reject(dict(out=out, **kwargs), "einsum")
+    reject_options(dict(out=out, **kwargs), "einsum")
+    if not isinstance(subscripts, str):
+        raise TypeError("einsum of dual numbers takes the subscripts as a string "
+                        "(np.einsum('ij,jk->ik', a, b)), not the interleaved list form")
+    operands = [stack_lists(op) for op in operands]
     return _multilinear(lambda *v: np.einsum(subscripts, *v), subscripts, operands)
 
 
@@ -452,7 +475,8 @@ def matmul_subscripts(na, nb):
 
 
 def _matmul_impl(a, b, **kwargs):
-    _reject(kwargs, "matmul")
+    reject_options(kwargs, "matmul")
+    a, b = stack_lists(a), stack_lists(b)
     subs = matmul_subscripts(np.ndim(a), np.ndim(b))
     return _multilinear(np.matmul, subs, (a, b))
 
@@ -467,7 +491,8 @@ def dot_subscripts(na, nb):
 
 
 def _dot_impl(a, b, out=None):
-    _reject(dict(out=out), "dot")
+    reject_options(dict(out=out), "dot")
+    a, b = stack_lists(a), stack_lists(b)
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         return np.multiply(a, b)
     return _multilinear(np.dot, dot_subscripts(np.ndim(a), np.ndim(b)), (a, b))
@@ -481,6 +506,7 @@ def inner_subscripts(na, nb):
 
 
 def _inner_impl(a, b):
+    a, b = stack_lists(a), stack_lists(b)
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         return np.multiply(a, b)
     return _multilinear(np.inner, inner_subscripts(np.ndim(a), np.ndim(b)), (a, b))
@@ -524,7 +550,7 @@ for _func in VALUE_ONLY:
 
 @implements(np.round, np.around)
 def round_(a, decimals=0, out=None):
-    _reject(dict(out=out), "round")
+    reject_options(dict(out=out), "round")
     rule = rules.RULES["round"]
     if decimals:
         rule = dataclasses.replace(rule, value=lambda x: np.round(x, decimals))

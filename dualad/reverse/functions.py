@@ -17,12 +17,14 @@ Five kinds, each handled once:
 from __future__ import annotations
 
 import math
+import string
 
 import numpy as np
 
 from .. import rules
 from ..numpy_functions import (COMPOSITIONS, VALUE_ONLY, axes_of, dot_subscripts,
-                               inner_subscripts, matmul_subscripts, parse_subscripts, registrar)
+                               inner_subscripts, matmul_subscripts, parse_subscripts, registrar,
+                               reject_options, stack_lists)
 from ..number import is_layer, primal
 from .tape import Tape, unbroadcast
 from .traced import FUNCTIONS, Traced, leading_tape, leaf, record, select, split
@@ -40,13 +42,6 @@ def _tape(*args):
     return tape
 
 
-def _stacked(x):
-    """An operand of a stacking function: a list holding traced values is stacked first."""
-    if isinstance(x, (list, tuple)) and any(is_layer(item) for item in x):
-        return np.stack(list(x))
-    return x
-
-
 # ---- selections ---------------------------------------------------------------------------
 def _select_one(func):
     def impl(a, *args, **kwargs):
@@ -62,7 +57,9 @@ for _func in (np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis, np.s
 
 def _select_many(func):
     def impl(arrays, *args, **kwargs):
-        operands = [_stacked(x) for x in arrays]
+        operands = [stack_lists(x) for x in arrays]
+        if leading_tape((operands,)) is None:  # a newer forward layer was hidden in a nested list
+            return func(operands, *args, **kwargs)
         return select(lambda values: func(values, *args, **kwargs), operands, _tape(operands))
     return impl
 
@@ -89,7 +86,13 @@ def where(condition, x=None, y=None):
     if x is None and y is None:
         return np.nonzero(primal(condition))
     cond = np.asarray(primal(condition), dtype=bool)
-    return select(lambda values: np.where(cond, values[0], values[1]), [x, y], _tape(x, y))
+    x, y = stack_lists(x), stack_lists(y)
+    tape = leading_tape((condition, x, y))
+    if tape is None or leading_tape((x, y)) is not tape:
+        # only the condition is on this tape (x, y are floats or numbers of older layers), or
+        # a newer layer was hidden in a list: the layer leading x and y takes the call
+        return np.where(cond, x, y)
+    return select(lambda values: np.where(cond, values[0], values[1]), [x, y], tape)
 
 
 def _constant_buffer(make):
@@ -109,7 +112,9 @@ FUNCTIONS[np.ones_like] = _constant_buffer(lambda v, shape=None, **kw: np.ones_l
 @implements(np.full_like)
 def full_like(a, fill_value, dtype=None, shape=None, **kwargs):
     if is_layer(fill_value):
-        return np.broadcast_to(fill_value, np.shape(a) if shape is None else shape).copy()
+        filled = np.broadcast_to(fill_value, np.shape(a) if shape is None else shape).copy()
+        # a fill value of an older layer is a constant here: a buffer on a's tape holding it
+        return filled if not is_layer(a) or fill_value.tag >= a.tag else a.constant(filled)
     return _constant_buffer(lambda v, shape=None: np.full_like(v, fill_value, shape=shape))(
         a, dtype=dtype, shape=shape)
 
@@ -172,60 +177,109 @@ FUNCTIONS[np.min] = FUNCTIONS[np.amin] = _chooser(np.min)
 
 
 # ---- multilinear: einsum transposed ----------------------------------------------------------
-def _letters(term):
-    return [c for c in term.replace("...", "") if c.isalpha()]
+def _fresh_letters(used, subscripts):
+    """A function giving, call by call, letters not in `used` (which it extends)."""
+    def fresh():
+        letter = next((c for c in string.ascii_letters if c not in used), None)
+        if letter is None:
+            raise ValueError(f"einsum '{subscripts}': too many axes for reverse mode to name "
+                             "each by a letter (52 at most); split the einsum in two")
+        used.add(letter)
+        return letter
+    return fresh
 
 
-def _sizes(term, shape):
-    """Index letter -> axis length of an operand with this term and shape."""
-    if "..." in term:
-        head, tail = term.split("...")
-        return dict(zip(head + tail, shape[:len(head)] + shape[len(shape) - len(tail):]))
-    return dict(zip(term, shape))
+def _explicit_terms(subscripts, shapes):
+    """The einsum with every axis named by its own letter: (input terms, output term, sizes).
+
+    '...' becomes letters of the broadcast ellipsis axes (right-aligned, so an operand whose
+    '...' is shorter or empty gets only the last ones), and an operand axis of length 1 that
+    broadcasts against a longer axis of the same letter gets a letter of its own. Then every
+    letter has one length in all operands, and the transposed einsums need no broadcasting.
+    """
+    inputs, output = parse_subscripts(subscripts)
+    fresh = _fresh_letters(set(subscripts), subscripts)
+    lengths = [len(shape) - len(t.replace("...", ""))
+               for t, shape in zip(inputs, shapes) if "..." in t]
+    ellipsis = [fresh() for _ in range(max(lengths, default=0))]
+    terms = []
+    for term, shape in zip(inputs, shapes):
+        if "..." in term:
+            head, tail = term.split("...")
+            n = len(shape) - len(head) - len(tail)
+            term = head + "".join(ellipsis[len(ellipsis) - n:]) + tail
+        terms.append(list(term))
+    output = output.replace("...", "".join(ellipsis))
+    sizes = {}
+    for term, shape in zip(terms, shapes):
+        for letter, n in zip(term, shape):
+            sizes[letter] = max(sizes.get(letter, 1), n)
+    for term, shape in zip(terms, shapes):
+        for axis, (letter, n) in enumerate(zip(term, shape)):
+            if n == 1 and sizes[letter] > 1:
+                term[axis] = fresh()
+                sizes[term[axis]] = 1
+    return ["".join(t) for t in terms], output, sizes
+
+
+def _einsum_vjp(terms, output, sizes, values, k, c):
+    """Cotangent of operand k of einsum(terms -> output): c contracted with the other operands
+    onto k's axes. A letter of k found nowhere else was summed inside k alone: a ones vector
+    broadcasts c back along it. A letter repeated in k (a diagonal, 'ii->i') is written once
+    and copied onto the other occurrences by an identity matrix: ∂/∂A_ij = δ_ij ∂/∂A_ii."""
+    own = terms[k]
+    fresh = _fresh_letters(set(sizes), ",".join(terms) + "->" + output)
+    others = [t for j, t in enumerate(terms) if j != k]
+    elsewhere = set(output).union(*others)
+    target, eyes = [], []
+    for letter in own:
+        if letter in target:
+            target.append(fresh())
+            eyes.append((letter + target[-1], np.eye(sizes[letter])))
+        else:
+            target.append(letter)
+    ones = [(x, np.ones(sizes[x])) for x in dict.fromkeys(own)
+            if x not in elsewhere and own.count(x) == 1]
+    extra = ones + eyes
+    subs = ",".join([output] + others + [t for t, _ in extra]) + "->" + "".join(target)
+    operands = [c] + [v for j, v in enumerate(values) if j != k] + [a for _, a in extra]
+    big = not any(is_layer(a) for a in operands) and sum(np.size(a) for a in operands) > 4096
+    return np.einsum(subs, *operands, optimize=big)
 
 
 def _einsum(subscripts, *operands):
+    if leading_tape(operands) is None:  # a newer forward layer was hidden in a list operand
+        return np.einsum(subscripts, *operands)
     tape = _tape(*operands)
-    inputs, output = parse_subscripts(subscripts)
     split_operands = [split(op, tape) for op in operands]
     values = [v for v, _ in split_operands]
     value = np.einsum(subscripts, *values)
+    terms, output, sizes = _explicit_terms(subscripts, [np.shape(v) for v in values])
     traced = [k for k, (_, node) in enumerate(split_operands) if node is not None]
-    for k in traced:
-        letters = _letters(inputs[k])
-        if len(set(letters)) != len(letters):
-            raise TypeError(f"einsum '{subscripts}': reverse mode does not transpose an operand "
-                            "with a repeated index (a diagonal); use np.diagonal first")
-
-    def cotangent(k, c):
-        # ∂out/∂operand k: contract c with the other operands onto k's indices. An index of
-        # k that appears nowhere else was summed inside k alone: a ones array over it
-        # broadcasts the cotangent back along it.
-        own = inputs[k]
-        others = [t for j, t in enumerate(inputs) if j != k]
-        elsewhere = set(_letters(output)).union(*(_letters(t) for t in others))
-        only_here = "".join(x for x in _letters(own) if x not in elsewhere)
-        extra = [np.ones([_sizes(own, np.shape(values[k]))[x] for x in only_here])] if only_here else []
-        subs = ",".join([output] + others + ([only_here] if only_here else [])) + "->" + own
-        grad = np.einsum(subs, c, *[v for j, v in enumerate(values) if j != k], *extra)
-        return unbroadcast(grad, np.shape(values[k]))
-
     return record(tape, value, [split_operands[k][1] for k in traced],
-                  lambda c: tuple(cotangent(k, c) for k in traced))
+                  lambda c: tuple(_einsum_vjp(terms, output, sizes, values, k, c)
+                                  for k in traced))
 
 
 @implements(np.einsum)
-def einsum(subscripts, *operands, out=None, optimize=False):
-    return _einsum(subscripts, *operands)
+def einsum(subscripts, *operands, out=None, optimize=False, **kwargs):
+    reject_options(dict(out=out, **kwargs), "einsum")
+    if not isinstance(subscripts, str):
+        raise TypeError("einsum of traced values takes the subscripts as a string "
+                        "(np.einsum('ij,jk->ik', a, b)), not the interleaved list form")
+    return _einsum(subscripts, *[stack_lists(op) for op in operands])
 
 
 @implements(np.matmul)
 def matmul(a, b):
+    a, b = stack_lists(a), stack_lists(b)
     return _einsum(matmul_subscripts(np.ndim(a), np.ndim(b)), a, b)
 
 
 @implements(np.dot)
 def dot(a, b, out=None):
+    reject_options(dict(out=out), "dot")
+    a, b = stack_lists(a), stack_lists(b)
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         return np.multiply(a, b)
     return _einsum(dot_subscripts(np.ndim(a), np.ndim(b)), a, b)
@@ -233,6 +287,7 @@ def dot(a, b, out=None):
 
 @implements(np.inner)
 def inner(a, b):
+    a, b = stack_lists(a), stack_lists(b)
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         return np.multiply(a, b)
     return _einsum(inner_subscripts(np.ndim(a), np.ndim(b)), a, b)
@@ -275,11 +330,19 @@ def solve(a, b):
     a_value, a_node = split(a, tape)
     if a_node is not None:
         return _solve(a, b)
-    # x = A⁻¹ b with A constant is linear in b, with transpose c ↦ A⁻ᵀ c. This is the base
-    # case the transposed JVPs above reduce to.
+    # x = A⁻¹ b with A constant is linear in b, with transpose c ↦ A⁻ᵀ c, summed over the
+    # stack axes along which b was broadcast. This is the base case the transposed JVPs above
+    # reduce to. A 1-d b is one vector for every matrix of the stack: c is solved as columns.
     b_value, b_node = split(b, tape)
-    return record(tape, np.linalg.solve(a_value, b_value), (b_node,),
-                  lambda c: (np.linalg.solve(np.swapaxes(a_value, -1, -2), c),))
+    a_transposed = np.swapaxes(a_value, -1, -2)
+
+    def vjp(c):
+        if np.ndim(b_value) == 1:
+            return (unbroadcast(np.linalg.solve(a_transposed, np.expand_dims(c, -1))[..., 0],
+                                np.shape(b_value)),)
+        return (unbroadcast(np.linalg.solve(a_transposed, c), np.shape(b_value)),)
+
+    return record(tape, np.linalg.solve(a_value, b_value), (b_node,), vjp)
 
 
 # ---- compositions shared with the forward path, value-only functions ------------------------
