@@ -327,7 +327,12 @@ class ArrayLike:
         )
 
     def __array_function__(self, func, types, args, kwargs):
-        if not self._leads(leader_of(tuple(args) + tuple(kwargs.values()))):
+        leader = leader_of(tuple(args) + tuple(kwargs.values()))
+        if not self._leads(leader):
+            if type(leader) not in types:
+                # the newest layer sits inside a list (or a fill value), where NumPy does not
+                # look for overrides: it would never be asked, so hand the call to it here
+                return leader.__array_function__(func, types, args, kwargs)
             return NotImplemented
         impl = self._functions.get(func)
         if impl is None:

@@ -413,6 +413,11 @@ def _compiled_vjp_of(f, x):
         value = python_twin(f)(x)
 
     def vjp_fn(cotangent):
+        # checked here too, before the kernel: an exception raised inside compiled code
+        # leaves numba holding what its callers allocated
+        if np.size(cotangent) != np.size(value):
+            raise ValueError(f"vjp: the cotangent must have one entry per output entry of f "
+                             f"({np.size(value)}); got {np.size(cotangent)}")
         return (kernel(x, cotangent)[1],)
 
     return value, vjp_fn

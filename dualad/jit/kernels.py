@@ -130,8 +130,8 @@ def _check_arity_compiled(args, needed):
 
 @overload(scalar_input)
 def _scalar_input(x, what):
-    if isinstance(x, (types.Float, types.Integer)):
-        return lambda x, what: None
+    if isinstance(x, (types.Float, types.Integer, DualType, HyperDualType)):
+        return lambda x, what: None  # a dual scalar: seed says that nesting is not compiled
     name = getattr(what, "literal_value", "this transform")
     raise TypingError(f"{name} takes a scalar input; got {x}. Use jacfwd, grad or jvp for array "
                       "inputs")
@@ -460,11 +460,14 @@ def value_and_grad(f, chunk=None):
     def kernel(x, *args):
         flat = flat_input(x)
         n = np.size(flat)
+        # the first pass runs before grad exists: numba frees nothing that the caller of a
+        # raising function holds, so an exception in f leaks what is allocated before it
+        out = f(as_input(x, seed(flat, 0, chunk)), *args)
+        value = out_value(out)
         grad = np.empty(n)
-        value = 0.0
         for lo in range(0, max(n, 1), chunk):  # one pass even for no inputs: f's value
-            out = f(as_input(x, seed(flat, lo, chunk)), *args)
-            value = out_value(out)
+            if lo > 0:
+                out = f(as_input(x, seed(flat, lo, chunk)), *args)
             for j in range(min(chunk, n - lo)):
                 grad[lo + j] = out_partial(out, j)
         return value, shaped_like_input(grad, x)

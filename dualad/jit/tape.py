@@ -304,6 +304,11 @@ def _taped(f, finish, python_equivalent, takes_cotangent=False):
     """A kernel (x, *args), or (x, cotangent, *args), that records f(x, *args) on the tape,
     then returns finish(parents, weights, size, f's output, n_in, adjoint scratch, x,
     cotangent or None)."""
+    @numba.njit
+    def run(x, flat, header, args):
+        """f on x's actives, recording onto the tape that header describes."""
+        return f(as_input(x, seed(flat, address_of(header))), *args)
+
     def record(x, cotangent, args):
         flat = flat_input(x)
         n_in = np.size(flat)
@@ -318,12 +323,39 @@ def _taped(f, finish, python_equivalent, takes_cotangent=False):
             else:
                 parents, weights = np.empty(2 * capacity, np.int64), np.empty(2 * capacity)
             header = np.array([n_in, capacity, address_of(parents), address_of(weights)], np.int64)
-            out = f(as_input(x, seed(flat, address_of(header))), *args)
+            failed = False
+            try:
+                out = run(x, flat, header, args)
+            except Exception:  # noqa: B902 - numba catches only Exception, and binds nothing
+                failed = True
+            if failed:
+                # f raised: give the pool back, then run f once more outside the try, so that
+                # its exception reaches the caller as it is. That run records nothing (capacity
+                # 0), and what this frame holds is dropped first: numba frees nothing that the
+                # callers of a raising function hold
+                if pooled:
+                    unlock(pool_at)
+                else:
+                    parents, weights = np.empty(0, np.int64), np.empty(0)
+                header[0], header[1] = n_in, 0
+                out = run(x, flat, header, args)
+                raise RuntimeError("the differentiated function raised an exception on one run and "
+                                   "not on the next with the same arguments: compiled reverse "
+                                   "mode needs a deterministic function")
             if header[0] <= capacity:
                 break
             capacity = header[0]  # the exact size: the second run fits
         length = max(header[0], n_in)
         adjoint = _pooled_adjoint(pool, length) if pooled else np.empty(length)
+        failed = False
+        try:
+            _check_cotangent(out, cotangent)
+        except Exception:  # noqa: B902 - numba binds nothing
+            failed = True
+        if failed:  # give the pool back, then raise the same error outside the try
+            if pooled:
+                unlock(pool_at)
+            _check_cotangent(out, cotangent)
         result = finish(parents, weights, header[0], out, n_in, adjoint, x, cotangent)
         if pooled:
             unlock(pool_at)
@@ -337,6 +369,24 @@ def _taped(f, finish, python_equivalent, takes_cotangent=False):
         def kernel(x, *args):
             return record(x, None, args)
     return compile_kernel(kernel, f, python_equivalent)
+
+
+def _check_cotangent(out, cotangent):
+    """A ValueError unless the cotangent (None for kernels that take none) has one entry per
+    output entry of f. Checked before any sweep, so that nothing raises while the pool is used;
+    inlined, so that the raise is the recording frame's own, which numba cleans up."""
+    raise TypeError("dualad.jit.tape._check_cotangent runs inside compiled kernels only")
+
+
+@overload(_check_cotangent, inline="always")
+def _check_cotangent_compiled(out, cotangent):
+    if isinstance(cotangent, types.NoneType):
+        return lambda out, cotangent: None
+
+    def check(out, cotangent):
+        if as_vector(cotangent).size != output_nodes(out)[0].size:
+            raise ValueError("vjp: the cotangent must have one entry per output entry of f")
+    return check
 
 
 @register_jitable
@@ -359,9 +409,7 @@ def _jacobian(parents, weights, size, out, n_in, adjoint, x, cotangent):
 def _pullback(parents, weights, size, out, n_in, adjoint, x, cotangent):
     """(f's value, cotangent · J) in one sweep seeded at every output entry."""
     nodes, scales = output_nodes(out)
-    weights_out = as_vector(cotangent)
-    if weights_out.size != nodes.size:
-        raise ValueError("vjp: the cotangent must have one entry per output entry of f")
+    weights_out = as_vector(cotangent)  # its size is checked before (_check_cotangent)
     adjoint[:max(size, n_in)] = 0.0
     top = -1
     for k in range(nodes.size):
