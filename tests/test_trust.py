@@ -305,3 +305,20 @@ def test_a_newer_layer_inside_a_list_takes_the_call(mode):
     np.testing.assert_allclose(dualad.grad(g, mode=mode)(x), [0.6, 0.0])
     h = lambda x: dualad.derivative(lambda u: np.sum(np.full_like(x, x[0] * u) * x))(1.3)
     np.testing.assert_allclose(dualad.grad(h, mode=mode)(x), [2 * 0.3 + 0.7, 0.3])
+
+
+# ---- item 14: inputs a compiled kernel cannot seed are named, for every transform ----------------
+@numba.njit
+def _cubes(x):
+    return np.sum(x ** 3)
+
+
+@pytest.mark.compiled
+@pytest.mark.parametrize("x, problem", [(np.array([1, 2]), "integer arrays"),
+                                        (np.array([1.0, 2.0], np.float32), "not array(float32"),
+                                        (np.array(2.0), "not array(float64, 0d"),
+                                        (np.ones((2, 2)), "not array(float64, 2d")])
+def test_compiled_hessian_names_inputs_it_cannot_take(x, problem):
+    with pytest.raises(numba.core.errors.TypingError) as info:
+        dualad.hessian(_cubes)(x)
+    assert problem in str(info.value).splitlines()[0]

@@ -56,7 +56,31 @@ seed_direction = _compiled_only("seed_direction")  # x as duals with the one tan
 seed_hvp = _compiled_only("seed_hvp")  # x as hyper-duals: ε1 = unit chunk, ε2 = v
 out_eps12 = _compiled_only("out_eps12")
 check_arity = _compiled_only("check_arity")
-scalar_input = _compiled_only("scalar_input")  # (x, transform name): x must be a scalar  # (args, needed): argnums within the arguments  # entry k of a scalar hyper-dual output's ε1ε2 block
+scalar_input = _compiled_only("scalar_input")
+checked_input = _compiled_only("checked_input")  # (x): a typing error naming why x cannot be seeded  # (x, transform name): x must be a scalar  # (args, needed): argnums within the arguments  # entry k of a scalar hyper-dual output's ε1ε2 block
+
+
+def _input_problem(x):
+    """Why x (a flat input's numba type) cannot be seeded, or None when it can."""
+    if isinstance(x, (types.Float, types.Integer)):
+        return None
+    if isinstance(x, types.Array) and x.ndim == 1 and x.dtype == types.float64:
+        return None
+    if isinstance(x, types.Array) and isinstance(x.dtype, types.Integer):
+        return "integer arrays are not differentiable: pass x.astype(np.float64)"
+    if isinstance(x, DUALS):
+        return ("a compiled transform of a compiled transform (nested duals) is not supported: "
+                "pass jit=False to the outer transform")
+    return (f"compiled transforms differentiate a float, a 1-D float64 array or a tuple of "
+            f"them, not {x}; the Python path (jit=False) takes any shape and dtype")
+
+
+@overload(checked_input)
+def _checked_input(x):
+    problem = _input_problem(x)
+    if problem:
+        raise TypingError(problem)
+    return lambda x: None
 
 
 @overload(seed)
@@ -64,17 +88,12 @@ def _seed(x, lo, chunk):
     if not isinstance(chunk, types.IntegerLiteral):
         return None  # numba retries with the literal chunk
     width = chunk.literal_value
-    if isinstance(x, (types.Float, types.Integer)):
-        return lambda x, lo, chunk: make_dual(x, unit_tuple(-lo, width))
-    if isinstance(x, types.Array) and x.ndim == 1 and x.dtype == types.float64:
+    problem = _input_problem(x)
+    if problem:
+        raise TypingError(problem)
+    if isinstance(x, types.Array):
         return lambda x, lo, chunk: make_seed_array(x, lo, 1, width)
-    if isinstance(x, types.Array) and x.ndim == 1 and isinstance(x.dtype, types.Integer):
-        raise TypingError("integer arrays are not differentiable: pass x.astype(np.float64)")
-    if isinstance(x, DUALS):
-        raise TypingError("a compiled transform of a compiled transform (nested duals) is not "
-                          "supported: pass jit=False to the outer transform")
-    raise TypingError(f"compiled transforms differentiate a float, a 1-D float64 array or a "
-                      f"tuple of them, not {x}; the Python path (jit=False) takes any shape")
+    return lambda x, lo, chunk: make_dual(x, unit_tuple(-lo, width))
 
 
 @overload(seed_direction)
@@ -420,6 +439,7 @@ def hessian(f, chunk=None):
 
     def kernel(x, *args):
         flat = flat_input(x)
+        checked_input(flat)
         n = flat.size
         hess = np.zeros((n, n))
         for lo1 in range(0, n, chunk):
