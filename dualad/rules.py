@@ -92,7 +92,9 @@ _binary("subtract", np.subtract, (lambda x, z, y: 1.0, lambda x, z, y: -1.0),
         {(0, 0): None, (0, 1): None, (1, 1): None}, ufunc=np.subtract)
 _binary("multiply", np.multiply, (lambda x, z, y: z, lambda x, z, y: x),
         {(0, 0): None, (0, 1): lambda x, z, y: 1.0, (1, 1): None}, ufunc=np.multiply)
-_binary("divide", np.divide, (lambda x, z, y: 1.0 / z, lambda x, z, y: -y / z),
+# np.divide, not `/`: a constant divisor may be a Python float or int, and 1.0 / 0.0 raises
+# ZeroDivisionError where NumPy (and the value, np.divide) gives inf.
+_binary("divide", np.divide, (lambda x, z, y: np.divide(1.0, z), lambda x, z, y: -y / z),
         {(0, 0): None, (0, 1): lambda x, z, y: -1.0 / (z * z),
          (1, 1): lambda x, z, y: 2.0 * y / (z * z)},
         domain=((-INF, INF), (-INF, INF)), ufunc=np.divide,
@@ -112,24 +114,56 @@ def _replace_zero(x):
     return select(x == 0, 1.0, x)
 
 
-def is_scalar_two(z):
-    """Whether z is the plain number 2: not an array, and not a dual number, whose value may
-    be 2 while its derivative still matters (the compiled path overloads this)."""
-    return isinstance(z, (int, float, np.number)) and z == 2
+def is_number(z):
+    """Whether z is a plain number: not an array, not a dual number (the compiled path, where
+    every partial sees plain numbers, overloads this)."""
+    return isinstance(z, (int, float, np.number))
+
+
+def power_of(x, p):
+    """x ** p with NumPy's semantics: 0.0 ** -1 is inf, where Python raises ZeroDivisionError
+    (and numba does for an integer p, whatever its error model). The compiled path overloads
+    this with a fast integer power."""
+    return np.power(x, p)
+
+
+def _product(c, p):
+    """c · p, except 0 where c == 0 and p = ±inf (0 · inf would be nan).
+
+    x**0 is constant even at x = 0, where the power in z·x**(z−1) is inf. Elsewhere this is
+    the product itself, never a constant branch: nested modes differentiate it, and d(c·p) =
+    dc·p + c·dp is nonzero where c = 0 (d/dz of z·x**(z−1) at z = 0 is 1/x)."""
+    return select((c == 0) & np.isinf(p), 0.0, c * p)
 
 
 def _pow_dx(x, z, y):
-    # x ** (z - 1) for z = 2 is x itself: skip the copy NumPy makes for x ** 1 (squares are
-    # the commonest power, and this is a whole pass over the array in reverse mode).
-    return select(z == 0, 0.0, z * (x if is_scalar_two(z) else x ** (z - 1)))
+    """∂/∂x x**z = z·x**(z−1); 0 where z == 0, at x = 0 too (x**0 is constant)."""
+    if is_number(z):
+        # A constant exponent has no derivative to keep: branch freely (arrays pay no select).
+        if z == 0:
+            return 0.0
+        # z = 2: x**(z−1) is x itself, skip the copy NumPy makes for x ** 1 (squares are the
+        # commonest power, and this is a whole pass over the array in reverse mode).
+        return z * x if z == 2 else z * power_of(x, z - 1)
+    return _product(z, power_of(x, z - 1))
 
 
 def _pow_dxx(x, z, y):
-    return select(z * (z - 1) == 0, 0.0, z * (z - 1) * x ** (z - 2))
+    """∂²/∂x² x**z = z(z−1)·x**(z−2); 0 where z is 0 or 1, at x = 0 too."""
+    if is_number(z):
+        if z == 0 or z == 1:
+            return 0.0
+        return z * (z - 1) * power_of(x, z - 2)
+    return _product(z * (z - 1), power_of(x, z - 2))
 
 
 def _pow_dxz(x, z, y):
-    return select(z == 0, 1.0 / _replace_zero(x), x ** (z - 1) * (1.0 + z * np.log(_replace_zero(x))))
+    """∂²/∂x∂z x**z = x**(z−1)·(1 + z·log x), log 0 replaced by 0 (as in ∂/∂z); 1/x at z = 0.
+
+    0 at x = z = 0, where both first partials are the constant 0 (so the nested modes give 0
+    too, and an inf here would turn the whole Hessian block into nan)."""
+    return select((x == 0) & (z == 0), 0.0,
+                  power_of(x, z - 1) * (1.0 + z * np.log(_replace_zero(x))))
 
 
 _binary("power", np.power,
@@ -137,9 +171,12 @@ _binary("power", np.power,
         {(0, 0): _pow_dxx, (0, 1): _pow_dxz,
          (1, 1): lambda x, z, y: np.log(_replace_zero(x)) ** 2 * y},
         domain=((0.0, INF), (-INF, INF)), ufunc=np.power,
-        note="JAX conventions: ∂/∂x x**z is 0 where z == 0 (x**0 is constant, even at x = 0); "
-             "∂/∂z x**z uses log(x) with x = 0 replaced by 1, so it is 0 at x = 0. "
-             "For x < 0 the value and ∂/∂z are nan unless z is an integer (real powers).")
+        note="JAX conventions: ∂/∂x x**z is 0 where z == 0 (x**0 is constant, even at x = 0), "
+             "and ∂²/∂x² where z is 0 or 1; ∂/∂z x**z uses log(x) with x = 0 replaced by 1, so "
+             "it is 0 at x = 0, and ∂²/∂x∂z is 0**(z-1) there (0 at z = 0). Only those points "
+             "take a constant: elsewhere each partial is its formula, so nested modes "
+             "differentiate it right (d/dz of z·x**(z-1) at z = 0 is 1/x). For x < 0 the value "
+             "is nan unless z is an integer (real powers), and ∂/∂z is nan.")
 
 
 def _balanced(x, z, y):

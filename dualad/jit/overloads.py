@@ -39,18 +39,24 @@ def _by_value(t):
     return isinstance(t, SCALARS)
 
 # ---- helpers the rules call, given their scalar meaning ---------------------------------------
+# Rule code (partials, helpers, the scalar overloads) compiles with NumPy's error model, set
+# explicitly: numba's default ('python') raises ZeroDivisionError on a float division by zero
+# (and on 0.0 ** -1), where the Python path, under np.errstate, gives NumPy's inf or nan. Left
+# unset, the option is inherited from whichever function compiles the rule first. The user's
+# own code keeps its own error model: only dualad's generated functions set this.
+RULE_JIT = {"error_model": "numpy"}
 
 
-@overload(rules.select)
+@overload(rules.select, jit_options=RULE_JIT)
 def _select(condition, if_true, if_false):
     if isinstance(condition, types.Boolean):
         return lambda condition, if_true, if_false: if_true if condition else if_false
     return None
 
 
-for _helper in (rules._replace_zero, rules._balanced, rules._atan2_r2, rules._pow_dx,
-                rules._pow_dxx, rules._pow_dxz):
-    register_jitable(_helper)
+for _helper in (rules._replace_zero, rules._balanced, rules._atan2_r2, rules._product,
+                rules._pow_dx, rules._pow_dxx, rules._pow_dxz):
+    register_jitable(**RULE_JIT)(_helper)
 
 
 def _on_floats(fn):
@@ -61,39 +67,39 @@ def _on_floats(fn):
     return choose
 
 
-@overload(rules.is_scalar_two)
-def _is_scalar_two(z):
+@overload(rules.is_number, jit_options=RULE_JIT)
+def _is_number(z):
+    # compiled partials see the primal values only: plain numbers
     if isinstance(z, NUMBER):
-        return lambda z: z == 2
+        return lambda z: True
     return None
 
 
-overload(rules.erf)(_on_floats(math.erf))
-overload(rules.erfc)(_on_floats(math.erfc))
+overload(rules.erf, jit_options=RULE_JIT)(_on_floats(math.erf))
+overload(rules.erfc, jit_options=RULE_JIT)(_on_floats(math.erfc))
 
 
 def compiled_partial(partial, arity):
     """A rule's partial compiled for scalars; identically zero when the rule says None."""
     if partial is None:
         return numba.njit(lambda x, y: 0.0) if arity == 1 else numba.njit(lambda x, z, y: 0.0)
-    return numba.njit(partial)
+    return numba.njit(partial, **RULE_JIT)
 
 
-def _power(x, n):
-    raise TypeError("_power runs inside compiled code only")
-
-
-@overload(_power)
-def _power_impl(x, n):
+@overload(rules.power_of, jit_options=RULE_JIT)
+def _power_of(x, n):
     # np.power(float, int) is a C pow() call (~12 ns); x ** n with n >= 0 is repeated
-    # squaring (~1.5 ns). n < 0 keeps np.power, which gives inf at 0.0 where ** would raise.
+    # squaring (~1.5 ns). n < 0 keeps np.power: numba's x ** n raises at 0.0 for an integer n
+    # < 0 (whatever the error model), where NumPy gives inf.
+    if not (isinstance(x, NUMBER) and isinstance(n, NUMBER)):
+        return None
     if isinstance(n, types.Integer):
         return lambda x, n: x ** n if n >= 0 else np.power(x, n)
     return lambda x, n: np.power(x, n)
 
 
 # How compiled code evaluates a rule's value where the NumPy ufunc is slow in numba.
-_COMPILED_VALUE = {"power": _power}
+_COMPILED_VALUE = {"power": rules.power_of}
 
 
 def value_fn(rule):
@@ -133,7 +139,7 @@ def _compiled_second(rule, key):
     if second is None:
         zero = (lambda x, y, d: 0.0) if rule.arity == 1 else (lambda x, z, y: 0.0)
         return False, numba.njit(zero)
-    return True, numba.njit(second)
+    return True, numba.njit(second, **RULE_JIT)
 
 
 # ---- scalar duals and hyper-duals ------------------------------------------------------------------
@@ -339,8 +345,8 @@ def register_rule(rule, entries):
     """Overload each entry point for scalar duals and for arrays of duals."""
     scalar = _unary_scalar(rule) if rule.arity == 1 else _binary_scalar(rule)
     for entry in entries:
-        overload(entry)(scalar)
-        overload(entry)(_elementwise(entry, rule.arity))
+        overload(entry, jit_options=RULE_JIT)(scalar)
+        overload(entry, jit_options=RULE_JIT)(_elementwise(entry, rule.arity))
 
 
 for _rule in RULES.values():
