@@ -322,3 +322,30 @@ def test_compiled_hessian_names_inputs_it_cannot_take(x, problem):
     with pytest.raises(numba.core.errors.TypingError) as info:
         dualad.hessian(_cubes)(x)
     assert problem in str(info.value).splitlines()[0]
+
+
+# ---- item 13: calling f on floats before differentiating it changes nothing ----------------------
+@pytest.mark.compiled
+def test_calling_f_on_floats_first_keeps_its_buffers_dual():
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import numba, numpy as np
+        @numba.njit
+        def f(x):
+            y = np.zeros_like(x)
+            z = np.empty_like(x)
+            for i in range(x.size):
+                y[i] = x[i] ** 2
+                z[i] = 3.0 * x[i]
+            return y + z
+        x = np.array([1.0, 2.0])
+        f(x)  # numba types np.zeros_like before dualad.jit is imported
+        import dualad
+        print(dualad.jacobian(f)(x).tolist())
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[[5.0, 0.0], [0.0, 7.0]]"

@@ -801,3 +801,30 @@ def _extreme(pick_second):
 
 overload(max)(_extreme(operator.gt))  # max(a, b) is b only if b > a
 overload(min)(_extreme(operator.lt))
+
+
+def _dualad_templates_first(functions):
+    """Put dualad's typing templates of these functions before numba's own.
+
+    numba's generic np.zeros_like & co. accept any type as a dtype and would type
+    np.zeros_like(dual array) as a 0-d array of dual arrays. Where numba already typed one of
+    these functions before dualad.jit was imported (the user called f on floats first), its
+    template list was made then, and ours were appended behind the generic one: reorder it.
+    """
+    from numba.core.registry import cpu_target
+
+    context = cpu_target.typing_context
+    context.refresh()  # installs this module's overloads (augmenting existing entries)
+    for fn in functions:
+        existing = context._lookup_global(fn)
+        if not isinstance(existing, types.Function):
+            continue
+        ours = [t for t in existing.templates
+                if getattr(getattr(t, "_overload_func", None), "__module__", "").startswith("dualad")]
+        if ours and existing.templates[:len(ours)] != tuple(ours):
+            rest = [t for t in existing.templates if t not in ours]
+            context._remove_global(fn)
+            context._insert_global(fn, types.Function(tuple(ours + rest)))
+
+
+_dualad_templates_first((np.zeros_like, np.empty_like, np.ones_like, np.full_like))
