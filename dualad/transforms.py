@@ -407,10 +407,11 @@ def _compiled_vjp_of(f, x):
     from numba.core.errors import NumbaError
 
     kernel = _compiled_vjp(f)
+    own = x.copy() if isinstance(x, np.ndarray) else x  # f may assign into its argument
     try:
-        value = f(x)
+        value = f(own)
     except NumbaError:  # numba compiles some functions for duals only: run its twin
-        value = python_twin(f)(x)
+        value = python_twin(f)(x.copy() if isinstance(x, np.ndarray) else x)
 
     def vjp_fn(cotangent):
         # checked here too, before the kernel: an exception raised inside compiled code

@@ -61,9 +61,40 @@ def test_compiled_jvp_and_hvp_of_a_function_assigning_into_its_argument():
 
 
 @pytest.mark.compiled
-def test_compiled_gradient_of_a_function_assigning_into_its_argument_says_how_to_fix_it():
+@pytest.mark.parametrize("name", ["grad", "grad-reverse", "grad-auto-64", "jacfwd", "jacrev",
+                                  "hessian", "vjp"])
+def test_compiled_transforms_of_a_function_assigning_into_its_argument(name):
+    """Seeds are read-only for speed; an f that assigns into its argument gets them
+    materialised into an array of its own, so it is differentiated as NumPy would run it."""
+    n = 64 if name.endswith("64") else 3
+    x = np.linspace(0.5, 3.0, n)
+    before = x.copy()
+    gradient = doubles_first_gradient(x)
+    if name == "hessian":
+        result, expected = dualad.hessian(compiled_doubles_first)(x), np.diag([8.0] + [2.0] * (n - 1))
+    elif name == "vjp":
+        value, vjp_fn = dualad.vjp(compiled_doubles_first, x)
+        assert value == pytest.approx(4 * x[0] ** 2 + np.sum(x[1:] ** 2))
+        result, expected = vjp_fn(1.0)[0], gradient
+    elif name in ("jacfwd", "jacrev"):
+        result, expected = getattr(dualad, name)(compiled_doubles_first)(x), gradient
+    else:
+        mode = {"grad": "forward", "grad-reverse": "reverse"}.get(name, "auto")
+        result, expected = dualad.grad(compiled_doubles_first, mode=mode)(x), gradient
+    np.testing.assert_allclose(result, expected)
+    np.testing.assert_array_equal(x, before)
+
+
+@numba.njit
+def _doubles_first_of_a_pair(xy):
+    xy[0][0] = 2.0 * xy[0][0]
+    return np.sum(xy[0] ** 2) + xy[1]
+
+
+@pytest.mark.compiled
+def test_compiled_assignment_into_a_tuple_argument_says_how_to_fix_it():
     with pytest.raises(numba.core.errors.TypingError) as info:
-        dualad.grad(compiled_doubles_first, mode="forward")(np.array([0.5, 3.0]))
+        dualad.grad(_doubles_first_of_a_pair, mode="forward")((np.array([0.5, 3.0]), 1.0))
     first_line = str(info.value).splitlines()[0]
     assert "read-only" in first_line and "np.zeros_like" in first_line
 

@@ -56,6 +56,7 @@ seed_direction = _compiled_only("seed_direction")  # x as duals with the one tan
 seed_hvp = _compiled_only("seed_hvp")  # x as hyper-duals: ε1 = unit chunk, ε2 = v
 out_eps12 = _compiled_only("out_eps12")
 check_arity = _compiled_only("check_arity")
+call_seeded = _compiled_only("call_seeded")  # (f, x, seeded, args): f on the seeded input
 scalar_input = _compiled_only("scalar_input")
 checked_input = _compiled_only("checked_input")  # (x): a typing error naming why x cannot be seeded  # (x, transform name): x must be a scalar  # (args, needed): argnums within the arguments  # entry k of a scalar hyper-dual output's ε1ε2 block
 
@@ -137,6 +138,23 @@ def _check_arity(args, needed, error=ValueError):
     if len(args) < needed:
         raise error(f"argnums asks for argument {needed - 1}, but the kernel was called with "
                     f"{len(args)} argument(s)")
+
+
+_READ_ONLY = "is read-only inside a compiled transform"  # the seeds' setitem refuses writes
+
+
+@overload(call_seeded)
+def _call_seeded(f, x, seeded, args):
+    """f(as_input(x, seeded), *args), where an f that assigns into its (array) argument gets
+    the seeded duals materialised into an array of its own (NumPy semantics: f works on its
+    own copy). Seeds are lazy and read-only, which is fastest for every other f."""
+    if isinstance(x, types.Array) and isinstance(f, types.Dispatcher):
+        try:
+            f.dispatcher.get_call_template((seeded,) + tuple(args.types), {})
+        except (NumbaError, NotImplementedError) as err:
+            if _READ_ONLY in str(err):
+                return lambda f, x, seeded, args: f(as_dual_array(seeded), *args)
+    return lambda f, x, seeded, args: f(as_input(x, seeded), *args)
 
 
 @overload(check_arity)
@@ -445,9 +463,9 @@ def hessian(f, chunk=None):
         for lo1 in range(0, n, chunk):
             # diagonal block: symmetric hyper-duals, half the ε1ε2 work
             seeded = make_hyper_seed_array(flat, lo1, lo1, 1, chunk, 0)
-            store_block(f(as_input(x, seeded), *args), hess, lo1, lo1)
+            store_block(call_seeded(f, x, seeded, args), hess, lo1, lo1)
             for lo2 in range(lo1 + chunk, n, chunk):
-                out = f(as_input(x, make_hyper_seed_array(flat, lo1, lo2, 1, chunk, chunk)), *args)
+                out = call_seeded(f, x, make_hyper_seed_array(flat, lo1, lo2, 1, chunk, chunk), args)
                 store_block(out, hess, lo1, lo2)
         return hessian_like_input(hess, x)
 
@@ -482,12 +500,12 @@ def value_and_grad(f, chunk=None):
         n = np.size(flat)
         # the first pass runs before grad exists: numba frees nothing that the caller of a
         # raising function holds, so an exception in f leaks what is allocated before it
-        out = f(as_input(x, seed(flat, 0, chunk)), *args)
+        out = call_seeded(f, x, seed(flat, 0, chunk), args)
         value = out_value(out)
         grad = np.empty(n)
         for lo in range(0, max(n, 1), chunk):  # one pass even for no inputs: f's value
             if lo > 0:
-                out = f(as_input(x, seed(flat, lo, chunk)), *args)
+                out = call_seeded(f, x, seed(flat, lo, chunk), args)
             for j in range(min(chunk, n - lo)):
                 grad[lo + j] = out_partial(out, j)
         return value, shaped_like_input(grad, x)
@@ -513,11 +531,11 @@ def jacfwd(f, chunk=None):
     def kernel(x, *args):
         flat = flat_input(x)
         n = np.size(flat)
-        out = f(as_input(x, seed(flat, 0, chunk)), *args)
+        out = call_seeded(f, x, seed(flat, 0, chunk), args)
         jac = np.empty(np.shape(out_partial(out, 0)) + (n,))
         for lo in range(0, n, chunk):
             if lo > 0:
-                out = f(as_input(x, seed(flat, lo, chunk)), *args)
+                out = call_seeded(f, x, seed(flat, lo, chunk), args)
             for j in range(min(chunk, n - lo)):
                 jac[..., lo + j] = out_partial(out, j)
         return shaped_like_input(jac, x)

@@ -41,7 +41,7 @@ from ..twin import python_twin
 from ..primitives import subscribe
 from ..rules import RULES
 from . import overloads
-from .kernels import compile_kernel, gradient_of
+from .kernels import call_seeded, compile_kernel, gradient_of
 from .tuples import as_input, flat_input, shaped_like_input
 from .types import (ActiveArrayType, ActiveType, address_of, drop, float_pointer, int_pointer, keep,
                     make_active, make_active_array, pool_address, try_lock, unlock)
@@ -307,7 +307,7 @@ def _taped(f, finish, python_equivalent, takes_cotangent=False):
     @numba.njit
     def run(x, flat, header, args):
         """f on x's actives, recording onto the tape that header describes."""
-        return f(as_input(x, seed(flat, address_of(header))), *args)
+        return call_seeded(f, x, seed(flat, address_of(header)), args)
 
     def record(x, cotangent, args):
         flat = flat_input(x)
