@@ -380,3 +380,18 @@ def test_calling_f_on_floats_first_keeps_its_buffers_dual():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[[5.0, 0.0], [0.0, 7.0]]"
+
+
+# ---- special points: a zero cotangent stays zero against an infinite partial (both paths) --------
+@numba.njit
+def _pole_in_one_row(x):
+    return np.stack((x[0] + x[1], 1.5 / x[0]))
+
+
+@pytest.mark.compiled
+def test_reverse_jacobian_rows_do_not_mix_through_infinite_partials():
+    x = np.array([0.0, 1.0])
+    python = dualad.jacobian(_pole_in_one_row, mode="reverse", jit=False)(x)
+    compiled = dualad.jacobian(_pole_in_one_row, mode="reverse")(x)
+    np.testing.assert_array_equal(python, [[1.0, 1.0], [-np.inf, 0.0]])
+    np.testing.assert_array_equal(compiled, python)

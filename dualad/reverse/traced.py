@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from ..number import ArrayLike, assign, is_layer, leader_of
+from ..number import ArrayLike, assign, is_layer, leader_of, primal
 from .tape import Scattered, scatter_add, set_entries, unbroadcast
 
 __all__ = ["Traced", "leaf", "split", "record", "select", "FUNCTIONS"]
@@ -185,7 +185,7 @@ def apply_rule(rule, args):
     operands = [split(a, tape) for a in args]
     xs = [v for v, _ in operands]
     y = rule.value(*xs)
-    nodes, partials, shapes = [], [], []
+    nodes, partials, shapes, finite = [], [], [], []
     with np.errstate(all="ignore"):
         for k, (x, node) in enumerate(operands):
             if node is None or rule.first[k] is None:
@@ -193,20 +193,27 @@ def apply_rule(rule, args):
             nodes.append(node)
             partials.append(rule.first[k](*xs, y))
             shapes.append(np.shape(x))
+            finite.append(bool(np.all(np.isfinite(primal(partials[-1])))))
     if not nodes:
         return y  # piecewise constant (floor, sign, ...) or all operands constant here
 
     def vjp(c):
-        return tuple(unbroadcast(_times(p, c), shape) for p, shape in zip(partials, shapes))
+        return tuple(unbroadcast(_times(p, c, ok), shape) for p, shape, ok in zip(partials, shapes, finite))
 
     return record(tape, y, nodes, vjp)
 
 
-def _times(partial, c):
+def _times(partial, c, finite=True):
+    """partial · c, where an entry of c that is 0 contributes 0 even against an infinite or
+    nan partial (as the compiled tape, which skips zero adjoints: a Jacobian row's zero
+    cotangent must not turn another row's inf into nan)."""
     # add and subtract have partials ±1: skip a multiplication over the whole array
     if type(partial) is float and partial in (1.0, -1.0):
         return c if partial == 1.0 else -c
-    return partial * c
+    if finite:
+        return partial * c
+    with np.errstate(invalid="ignore"):
+        return np.where(c == 0, 0.0, partial * c)
 
 
 def select(fn, operands, tape, may_view=False):
