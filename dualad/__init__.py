@@ -12,13 +12,22 @@ from .dual import Dual
 from .hyperdual import HyperDual
 from .number import primal
 from .modes import ModeDecision, choose_mode
-from .primitives import primitive
+from .primitives import _ON_REGISTER, primitive
 from .reverse import checkpoint, checkpointed_loop
 from .tree import static, tree_map
 from .transforms import (default_chunk, default_hessian_chunk, derivative, grad, hessian, hvp,
                          jacfwd, jacobian, jacrev, jvp, second_derivative, value_and_grad, vjp)
 
 stop_gradient = primal  # JAX's name: the value with its derivative dropped.
+
+
+def _load_compiled_path():
+    """numba resolves a primitive's name in @njit code when it compiles: its overloads must
+    exist by then, so registering a primitive loads the compiled path (dualad.jit)."""
+    from . import jit  # noqa: F401
+
+
+_ON_REGISTER.append(_load_compiled_path)
 
 __version__ = "0.1.0"
 

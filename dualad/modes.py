@@ -52,6 +52,27 @@ COMPILED_RECORD = 82.0
 COMPILED_SWEEP = 0.29
 
 
+# One pass of the Python path costs (number of operations) × (interpreter overhead) plus
+# (elements of intermediates) × (chunk width) of NumPy work. Go as wide as this many tangent
+# elements per input allow, so that few passes pay the overhead.
+TANGENT_BUDGET = 2 ** 20
+
+
+def default_chunk(n_in):
+    """Partials per pass for an N-input Jacobian on the Python path."""
+    return max(1, min(n_in, TANGENT_BUDGET // max(n_in, 1)))
+
+
+def default_hessian_chunk(n_in):
+    """Block width of a HyperDual Hessian: the ε1ε2 block costs n_in × chunk² per value."""
+    return max(1, min(n_in, math.isqrt(TANGENT_BUDGET // max(n_in, 1))))
+
+
+def compiled_costs():
+    """The compiled auto mode's constants, as dualad.jit.auto.pick takes them."""
+    return (COMPILED_REVERSE_FROM, COMPILED_PASS, COMPILED_RECORD, COMPILED_SWEEP)
+
+
 @dataclasses.dataclass(frozen=True)
 class ModeDecision:
     """What choose_mode picked, the estimated seconds of each mode, and why."""
@@ -90,7 +111,6 @@ def choose_mode(f=None, *args, argnums=0, n_in=None, n_out=None, chunk=None, ops
     compiled path: there auto is what dualad.jit.auto does (the compiled tape for scalar-code
     gradients from COMPILED_REVERSE_FROM inputs on, forward mode otherwise).
     """
-    from .transforms import default_chunk
     from .twin import is_dispatcher
 
     compiled = is_dispatcher(f) if compiled is None else compiled
@@ -129,41 +149,42 @@ def _compiled_decision(f, args, argnums, shape, n_in, n_out, width, ops, floats)
         return ModeDecision(mode, {}, f"{shape}: compiled auto is {mode} mode: {why}",
                             n_in, n_out, width, ops, floats)
 
+    from .jit.auto import pick  # lazy: numba; the one function compiled auto runs
+
     if f is not None and not _records_on_tape(f, args, argnums):
         return decision("forward", "f does not compile onto the compiled tape")
+    reverse_from, pass_cost, record_cost, sweep_cost = compiled_costs()
+    tape = pick(n_out == 1, n_in, n_out, width, compiled_costs())
+    mode = "reverse" if tape else "forward"
     if n_out == 1:
-        if n_in < COMPILED_REVERSE_FROM:
-            return decision("forward", f"a gradient below N = {COMPILED_REVERSE_FROM}, where the "
-                                       "compiled tape starts to win")
-        return decision("reverse", f"a gradient of N >= {COMPILED_REVERSE_FROM} inputs records once "
-                                   "on the compiled tape and sweeps once")
+        if not tape:
+            return decision(mode, f"a gradient below N = {reverse_from}, where the "
+                                  "compiled tape starts to win")
+        return decision(mode, f"a gradient of N >= {reverse_from} inputs records once "
+                              "on the compiled tape and sweeps once")
     passes = math.ceil(n_in / width)
-    forward = passes * COMPILED_PASS
-    reverse = COMPILED_RECORD + n_out * COMPILED_SWEEP
-    mode = "reverse" if reverse < forward else "forward"
-    return decision(mode, f"{passes} forward pass{'es' * (passes != 1)} cost about {forward:g} "
-                          f"evaluations of f, recording and {n_out} sweeps {reverse:g}")
+    return decision(mode, f"{passes} forward pass{'es' * (passes != 1)} cost about "
+                          f"{passes * pass_cost:g} evaluations of f, recording and {n_out} sweeps "
+                          f"{record_cost + n_out * sweep_cost:g}")
 
 
 def _records_on_tape(f, args, argnums):
-    """Whether f's code compiles onto the compiled tape for these arguments."""
-    from numba.core.errors import NumbaError
+    """Whether f's code compiles onto the compiled tape for these arguments (numba is asked
+    to type the tape kernel, as compiled auto mode does)."""
+    import numba
 
-    from .transforms import jacobian
+    from .jit import kernels, tape
+    from .jit.auto import records_onto_tape
 
-    try:
-        jacobian(f, argnums=argnums, mode="reverse")(*args)
-    except (NumbaError, NotImplementedError):
-        return False
-    return True
+    argnums = tuple(argnums) if isinstance(argnums, (tuple, list)) else argnums
+    reverse = kernels.at_argnum(tape.jacrev, f, argnums, None)
+    return records_onto_tape(reverse, [numba.typeof(a) for a in args])
 
 
 def choose_hessian_mode(f=None, *args, argnums=0, n_in=None, ops=None, floats=None):
     """Decide how to compute a Hessian: "forward" (HyperDual blocks: b(b+1)/2 passes for
     b = N/width blocks, each value carrying 2·width + width² parts) or "forward-over-reverse"
     (N/width Dual passes through a tape: record and one sweep, every op on Duals)."""
-    from .transforms import default_chunk, default_hessian_chunk
-
     if f is not None:
         n_in, _, ops, floats = _measure(f, args, argnums)
     ops = 1 if ops is None else max(ops, 1)

@@ -20,13 +20,14 @@ outer layer and the others are constants inside its value.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 
 import numpy as np
 
 from .rules import BY_UFUNC, OPERATOR_RULES, RULES
 
-__all__ = ["ArrayLike", "ForwardNumber", "fresh", "new_tag", "finish", "check_live", "EscapedPerturbation", "primal", "HANDLED_FUNCTIONS", "leader_of",
+__all__ = ["ArrayLike", "ForwardNumber", "fresh", "new_tag", "scoped_tag", "finish", "check_live", "EscapedPerturbation", "primal", "HANDLED_FUNCTIONS", "leader_of",
            "is_layer", "PRIMAL_ONLY_UFUNCS", "REDUCERS"]
 
 _tag_counter = itertools.count(1)
@@ -53,6 +54,17 @@ class EscapedPerturbation(RuntimeError):
 def finish(tag):
     """Mark tag's transform as returned: its numbers may no longer take part in computations."""
     tag.finished = True
+
+
+@contextlib.contextmanager
+def scoped_tag():
+    """A fresh tag for one transform call, finished when the call returns: its numbers that
+    escape (a global, a list, a closure) raise when used later."""
+    tag = new_tag()
+    try:
+        yield tag
+    finally:
+        finish(tag)
 
 
 def check_live(x):

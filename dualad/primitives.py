@@ -164,7 +164,13 @@ def primitive(value, first, second=None, *, name=None):
                 raise TypeError("dualad.primitive: second= of a two-argument primitive is a dict "
                                 "{(0, 0): f_xx, (0, 1): f_xz, (1, 1): f_zz} of functions of (x, z)")
     entry = _entry(name, arity, value, partials, second, name, 0, 1 if second is None else 2)
-    # numba resolves the names in @njit code when it compiles: the overloads must exist by then
-    from . import jit  # noqa: F401
+    for hook in _ON_REGISTER:
+        hook()
     return entry
+
+
+# Called after every registration. dualad's package installs one that loads the compiled
+# path (whose overloads subscribe to registrations), so that @njit code naming the primitive
+# compiles; this layer does not import the compiled path itself.
+_ON_REGISTER: list = []
 

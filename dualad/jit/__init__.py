@@ -1,7 +1,7 @@
 """The compiled path: numba types for dual numbers and compiled derivative kernels.
 
-Imported lazily (importing numba costs about half a second): dualad's transforms load it
-when they are given a numba dispatcher, or jit=True.
+Imported lazily (importing numba costs about half a second): dualad.dispatch loads it when a
+transform is given a numba dispatcher, or jit=True, and registering a primitive loads it.
 """
 
-from . import kernels, overloads, types  # noqa: F401
+from . import auto, kernels, overloads, tape, types  # noqa: F401

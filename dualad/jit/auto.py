@@ -4,29 +4,51 @@ records onto the tape.
 Each part of the choice is made where it can be. Whether f's code records onto the tape is
 known when numba types a call: the auto kernel tries to compile the tape kernel for those
 argument types then (and is forward mode where it cannot). The sizes are known at run
-time: a gradient takes the tape from dualad.modes.COMPILED_REVERSE_FROM inputs on; a
-Jacobian compares ceil(N / chunk) forward passes with one recording and M sweeps, in
-units of one evaluation of f (dualad.modes' COMPILED_* constants); the first call for a
-given N runs forward mode, whose result tells M. The constants are calibrated by
-`python benchmarks/modes.py --calibrate`.
+time: `pick` (one function, also what dualad.choose_mode explains) takes the tape for a
+gradient from `reverse_from` inputs on, and for a Jacobian compares ceil(N / chunk) forward
+passes with one recording and M sweeps, in units of one evaluation of f; the first call for
+a given N runs forward mode, whose result tells M. The costs (reverse_from, pass, record,
+sweep) are dualad.modes' COMPILED_* constants, calibrated by
+`python benchmarks/modes.py --calibrate` and passed in by dualad.dispatch.
 
-    value_and_grad(f)(x, *args) -> (f, ∇f)    grad(f)(x, *args) -> ∇f    jacobian(f)(x, *args) -> J
+    value_and_grad(f, python, costs)(x, *args) -> (f, ∇f)     grad(...)(x, *args) -> ∇f
+    jacobian(f, python, costs)(x, *args) -> J
 """
 
 import math
 
 import numba
 from numba.core.errors import NumbaError
-from numba.core.extending import overload
+from numba.core.extending import overload, register_jitable
 
-from .. import transforms
-from ..modes import COMPILED_PASS, COMPILED_RECORD, COMPILED_REVERSE_FROM, COMPILED_SWEEP
 from . import kernels, tape
 from .cache import set_key
 from .tuples import input_size, total_size
 from .types import int_pointer, pool_address
 
-__all__ = ["value_and_grad", "grad", "jacobian"]
+__all__ = ["value_and_grad", "grad", "jacobian", "pick", "records_onto_tape"]
+
+
+@register_jitable
+def pick(gradient, n_in, n_out, width, costs):
+    """Whether compiled auto takes the tape (True) or forward mode (False), forward mode
+    carrying `width` partials per pass. costs = (reverse_from, pass, record, sweep): a
+    gradient takes the tape from reverse_from inputs on; an (n_out, n_in) Jacobian when
+    record + n_out · sweep < ceil(n_in / width) · pass (in evaluations of f)."""
+    reverse_from, pass_cost, record_cost, sweep_cost = costs
+    if gradient:
+        return n_in >= reverse_from
+    return record_cost + n_out * sweep_cost < math.ceil(n_in / width) * pass_cost
+
+
+def records_onto_tape(reverse, argument_types):
+    """Whether the tape kernel `reverse` compiles for these numba argument types (f's code
+    records onto the compiled tape)."""
+    try:
+        reverse.get_call_template(tuple(argument_types), {})  # compiles it for these types
+    except (NumbaError, NotImplementedError):
+        return False
+    return True
 
 
 def _choice(forward, reverse, by_size):
@@ -36,46 +58,41 @@ def _choice(forward, reverse, by_size):
         raise TypeError("dualad.jit.auto's choice runs inside compiled kernels only")
 
     def typing(x, *args):
-        try:
-            reverse.get_call_template((x,) + tuple(args), {})  # compiles it for these types
-        except (NumbaError, NotImplementedError):
-            return lambda x, *args: forward(x, *args)  # f does not record onto the tape
+        if not records_onto_tape(reverse, (x,) + tuple(args)):
+            return lambda x, *args: forward(x, *args)
         return by_size(forward, reverse)
 
     overload(choose, strict=False)(typing)
     return set_key(choose, forward, reverse, by_size)  # the overload is its meaning
 
 
-def _gradient_by_size(forward, reverse):
-    def by_size(x, *args):
-        if input_size(x) >= COMPILED_REVERSE_FROM:
-            return reverse(x, *args)
-        return forward(x, *args)
-    return by_size
-
-
-def _auto_kernel(choose, f, python_equivalent):
+def _auto_kernel(choose, f, python):
     def kernel(x, *args):
         return choose(x, *args)
 
-    return kernels.compile_kernel(kernel, f, python_equivalent)
+    return kernels.compile_kernel(kernel, f, python)
 
 
-def _gradient(name, f):
-    """The auto kernel of kernels.`name` and tape.`name` ("grad" or "value_and_grad")."""
-    choose = _choice(getattr(kernels, name)(f), getattr(tape, name)(f), _gradient_by_size)
-    return _auto_kernel(choose, f, getattr(transforms, name)(f, jit=False))
+def value_and_grad(f, python, costs):
+    """python: the Python path's value_and_grad (as for every gradient factory)."""
+    width = kernels.DEFAULT_CHUNK
+
+    def by_size(forward, reverse):
+        def gradient(x, *args):
+            if pick(True, input_size(x), 1, width, costs):
+                return reverse(x, *args)
+            return forward(x, *args)
+        return gradient
+
+    choose = _choice(kernels.value_and_grad(f, python), tape.value_and_grad(f, python), by_size)
+    return _auto_kernel(choose, f, python)
 
 
-def value_and_grad(f):
-    return _gradient("value_and_grad", f)
+def grad(f, python, costs):
+    return kernels.gradient_of(value_and_grad(f, python, costs), f)
 
 
-def grad(f):
-    return _gradient("grad", f)
-
-
-def jacobian(f):
+def jacobian(f, python, costs):
     width = kernels.DEFAULT_CHUNK
 
     def by_cost(forward, reverse):
@@ -86,10 +103,7 @@ def jacobian(f):
             n_in = input_size(x)
             if choice[0] != n_in + 1:  # a new N: forward mode this time, which tells M
                 jac = forward(x, *args)
-                n_out = total_size(jac) // max(n_in, 1)
-                forward_cost = math.ceil(n_in / width) * COMPILED_PASS
-                reverse_cost = COMPILED_RECORD + n_out * COMPILED_SWEEP
-                choice[1] = 1 if reverse_cost < forward_cost else 0
+                choice[1] = 1 if pick(False, n_in, total_size(jac) // max(n_in, 1), width, costs) else 0
                 choice[0] = n_in + 1
                 return jac
             if choice[1] == 1:
@@ -97,5 +111,5 @@ def jacobian(f):
             return forward(x, *args)
         return by_size
 
-    choose = _choice(kernels.jacfwd(f), tape.jacrev(f), by_cost)
-    return _auto_kernel(choose, f, transforms.jacobian(f, jit=False))
+    choose = _choice(kernels.jacfwd(f, python), tape.jacrev(f, python), by_cost)
+    return _auto_kernel(choose, f, python)

@@ -26,9 +26,7 @@ from numba.core import types
 from numba.core.errors import NumbaError, TypingError
 from numba.core.extending import overload
 
-from .. import transforms
-from ..twin import python_twin
-from .cache import attach
+from .cache import attach, set_key
 from . import overloads  # noqa: F401  (registers the dual overloads)
 from .overloads import DUAL_ARRAYS, DUALS, as_dual_array
 from .tuples import as_input, flat_input, hessian_like_input, shaped_like_input
@@ -56,7 +54,6 @@ seed_direction = _compiled_only("seed_direction")  # x as duals with the one tan
 seed_hvp = _compiled_only("seed_hvp")  # x as hyper-duals: ε1 = unit chunk, ε2 = v
 out_eps12 = _compiled_only("out_eps12")
 check_arity = _compiled_only("check_arity")
-call_seeded = _compiled_only("call_seeded")  # (f, x, seeded, args): f on the seeded input
 scalar_input = _compiled_only("scalar_input")
 checked_input = _compiled_only("checked_input")  # (x): a typing error naming why x cannot be seeded  # (x, transform name): x must be a scalar  # (args, needed): argnums within the arguments  # entry k of a scalar hyper-dual output's ε1ε2 block
 
@@ -143,18 +140,25 @@ def _check_arity(args, needed, error=ValueError):
 _READ_ONLY = "is read-only inside a compiled transform"  # the seeds' setitem refuses writes
 
 
-@overload(call_seeded)
-def _call_seeded(f, x, seeded, args):
-    """f(as_input(x, seeded), *args), where an f that assigns into its (array) argument gets
-    the seeded duals materialised into an array of its own (NumPy semantics: f works on its
-    own copy). Seeds are lazy and read-only, which is fastest for every other f."""
-    if isinstance(x, types.Array) and isinstance(f, types.Dispatcher):
-        try:
-            f.dispatcher.get_call_template((seeded,) + tuple(args.types), {})
-        except (NumbaError, NotImplementedError) as err:
-            if _READ_ONLY in str(err):
-                return lambda f, x, seeded, args: f(as_dual_array(seeded), *args)
-    return lambda f, x, seeded, args: f(as_input(x, seeded), *args)
+def seeded_caller(f):
+    """call(x, seeded, args) -> f(as_input(x, seeded), *args), where an f that assigns into
+    its (array) argument gets the seeded duals materialised into an array of its own (NumPy
+    semantics: f works on its own copy). Seeds are lazy and read-only, which is fastest for
+    every other f; numba decides per argument types, when it types the call."""
+    def call(x, seeded, args):
+        raise TypeError("dualad.jit.kernels.seeded_caller's function runs inside compiled kernels only")
+
+    def typing(x, seeded, args):
+        if isinstance(x, types.Array):
+            try:
+                f.get_call_template((seeded,) + tuple(args.types), {})
+            except (NumbaError, NotImplementedError) as err:
+                if _READ_ONLY in str(err):
+                    return lambda x, seeded, args: f(as_dual_array(seeded), *args)
+        return lambda x, seeded, args: f(as_input(x, seeded), *args)
+
+    overload(call, strict=False)(typing)
+    return set_key(call, f)  # the overload is its meaning
 
 
 @overload(check_arity)
@@ -323,39 +327,44 @@ def _explained(report, python_equivalent, args):
             f"numba's report:\n{report}")
 
 
-def at_argnum(factory, f, argnum, *options):
-    """factory(f, *options)'s kernel differentiating argument `argnum` of f instead of 0, or
-    for a tuple of argnums the tuple of those arguments (results come back as tuples, JAX's
-    convention).
+def at_argnum(factory, f, argnum, python, *options):
+    """factory(f, python, *options)'s kernel differentiating argument `argnum` of f instead
+    of 0, or for a tuple of argnums the tuple of those arguments (results come back as
+    tuples, JAX's convention). python is the same transform on the Python path, taking the
+    caller's arguments.
 
     Kernels seed argument 0; f's arguments move to the front for them and back for the
     caller (static tuple slices, so numba sees fixed argument types)."""
     if isinstance(argnum, tuple):
-        return _at_argnums(factory, f, argnum, *options)
+        return _at_argnums(factory, f, argnum, python, *options)
     if argnum == 0:
-        return factory(f, *options)
+        return factory(f, python, *options)
     after = argnum + 1
     needed = after
 
     def first_differentiated(x, *rest):
         return f(*rest[:argnum], x, *rest[argnum:])
 
-    kernel = factory(_njit_like(first_differentiated, f), *options)
+    def python_first(x, *rest):
+        return python(*rest[:argnum], x, *rest[argnum:])
+
+    kernel = factory(_njit_like(first_differentiated, f), python_first, *options)
 
     def in_callers_order(*args):
         check_arity(args, needed)
         return kernel(*args[argnum:after], *args[:argnum], *args[after:])
 
-    python = kernel.__dualad_python__
+    inner = kernel.__dualad_python__  # the kernel's meaning (a gradient factory's python is
+                                      # value_and_grad's; the kernel's is the gradient's)
 
     def python_equivalent(*args):
         _check_arity(args, needed)
-        return python(*args[argnum:after], *args[:argnum], *args[after:])
+        return inner(*args[argnum:after], *args[:argnum], *args[after:])
 
     return compile_kernel(in_callers_order, f, python_equivalent)
 
 
-def _at_argnums(factory, f, argnums, *options):
+def _at_argnums(factory, f, argnums, python, *options):
     """The kernel of the tuple (args[argnums[0]], args[argnums[1]], ...)."""
     if len(set(argnums)) != len(argnums):
         raise ValueError(f"argnums={argnums!r} names an argument twice: compiled kernels take "
@@ -375,20 +384,25 @@ def _at_argnums(factory, f, argnums, *options):
     def packed_first(packed, *rest):
         return f(*merge(packed, rest))
 
-    kernel = factory(_njit_like(packed_first, f), *options)
+    def python_packed_first(packed, *rest):
+        args, rest = [], list(rest)
+        for i in range(len(rest) + len(argnums)):
+            args.append(packed[argnums.index(i)] if i in argnums else rest.pop(0))
+        return python(*args)
 
+    kernel = factory(_njit_like(packed_first, f), python_packed_first, *options)
     needed = max(argnums) + 1
 
     def in_callers_order(*args):
         check_arity(args, needed)
         return kernel(pack(args), *rest_of(args))
 
-    python = kernel.__dualad_python__
+    inner = kernel.__dualad_python__
 
     def python_equivalent(*args):
         _check_arity(args, needed)
         rest = [a for i, a in enumerate(args) if i not in argnums]
-        return python(tuple(args[i] for i in argnums), *rest)
+        return inner(tuple(args[i] for i in argnums), *rest)
 
     return compile_kernel(in_callers_order, f, python_equivalent)
 
@@ -422,26 +436,24 @@ def _check_chunk(chunk):
     return chunk
 
 
-def derivative(f):
+def derivative(f, python):
     def kernel(x, *args):
         scalar_input(x, "derivative")
         return out_partial(f(seed(x, 0, 1), *args), 0)
 
-    return compile_kernel(kernel, f, transforms.derivative(f, jit=False))
+    return compile_kernel(kernel, f, python)
 
 
-def jvp(f):
+def jvp(f, python):
     """Kernel (x, v, *args) -> (f(x), J·v) in one Dual pass."""
     def kernel(x, v, *args):
         out = f(as_input(x, seed_direction(flat_input(x), flat_input(v))), *args)
         return out_value(out), out_partial(out, 0)
 
-    twin = python_twin(f)
-    return compile_kernel(kernel, f, lambda x, v, *args: transforms.jvp(
-        lambda y: twin(y, *args), (x,), (v,)))
+    return compile_kernel(kernel, f, python)
 
 
-def second_derivative(f):
+def second_derivative(f, python):
     def kernel(x, *args):
         scalar_input(x, "second_derivative")
         out = f(make_hyper_sym(float(x), (1.0,), (0.0,)), *args)
@@ -449,11 +461,12 @@ def second_derivative(f):
         store_block(out, hess, 0, 0)
         return hess[0, 0]
 
-    return compile_kernel(kernel, f, transforms.second_derivative(f, jit=False))
+    return compile_kernel(kernel, f, python)
 
 
-def hessian(f, chunk=None):
+def hessian(f, python, chunk=None):
     chunk = _check_chunk(chunk)
+    call = seeded_caller(f)
 
     def kernel(x, *args):
         flat = flat_input(x)
@@ -463,16 +476,16 @@ def hessian(f, chunk=None):
         for lo1 in range(0, n, chunk):
             # diagonal block: symmetric hyper-duals, half the ε1ε2 work
             seeded = make_hyper_seed_array(flat, lo1, lo1, 1, chunk, 0)
-            store_block(call_seeded(f, x, seeded, args), hess, lo1, lo1)
+            store_block(call(x, seeded, args), hess, lo1, lo1)
             for lo2 in range(lo1 + chunk, n, chunk):
-                out = call_seeded(f, x, make_hyper_seed_array(flat, lo1, lo2, 1, chunk, chunk), args)
+                out = call(x, make_hyper_seed_array(flat, lo1, lo2, 1, chunk, chunk), args)
                 store_block(out, hess, lo1, lo2)
         return hessian_like_input(hess, x)
 
-    return compile_kernel(kernel, f, transforms.hessian(f, chunk=chunk, jit=False))
+    return compile_kernel(kernel, f, python)
 
 
-def hvp(f, chunk=None):
+def hvp(f, python, chunk=None):
     """Kernel (x, v, *args) -> H(x)·v: ε1 seeds a chunk of unit directions, ε2 carries v, so
     the ε1ε2 block is a chunk of H·v (ceil(n / chunk) passes; H is never formed)."""
     chunk = _check_chunk(chunk)
@@ -489,55 +502,59 @@ def hvp(f, chunk=None):
                 product[lo + j] = out_eps12(out, j)
         return shaped_like_input(product, x)
 
-    return compile_kernel(kernel, f, transforms.hvp(f, chunk=chunk, jit=False))
+    return compile_kernel(kernel, f, python)
 
 
-def value_and_grad(f, chunk=None):
+def value_and_grad(f, python, chunk=None):
     chunk = _check_chunk(chunk)
+    call = seeded_caller(f)
 
     def kernel(x, *args):
         flat = flat_input(x)
         n = np.size(flat)
         # the first pass runs before grad exists: numba frees nothing that the caller of a
         # raising function holds, so an exception in f leaks what is allocated before it
-        out = call_seeded(f, x, seed(flat, 0, chunk), args)
+        out = call(x, seed(flat, 0, chunk), args)
         value = out_value(out)
         grad = np.empty(n)
         for lo in range(0, max(n, 1), chunk):  # one pass even for no inputs: f's value
             if lo > 0:
-                out = call_seeded(f, x, seed(flat, lo, chunk), args)
+                out = call(x, seed(flat, lo, chunk), args)
             for j in range(min(chunk, n - lo)):
                 grad[lo + j] = out_partial(out, j)
         return value, shaped_like_input(grad, x)
 
-    return compile_kernel(kernel, f, transforms.value_and_grad(f, chunk=chunk, jit=False))
+    return compile_kernel(kernel, f, python)
 
 
-def grad(f, chunk=None):
-    return gradient_of(value_and_grad(f, chunk), f, transforms.grad(f, chunk=chunk, jit=False))
+def grad(f, python, chunk=None):
+    """python: the Python path's value_and_grad, as for every gradient factory."""
+    return gradient_of(value_and_grad(f, python, chunk), f)
 
 
-def gradient_of(value_and_grad_kernel, f, python_equivalent):
+def gradient_of(value_and_grad_kernel, f):
     """The kernel (x, *args) -> ∇f from a (value, gradient) kernel of either mode."""
     def kernel(x, *args):
         return value_and_grad_kernel(x, *args)[1]
 
-    return compile_kernel(kernel, f, python_equivalent)
+    python = value_and_grad_kernel.__dualad_python__
+    return compile_kernel(kernel, f, lambda *args: python(*args)[1])
 
 
-def jacfwd(f, chunk=None):
+def jacfwd(f, python, chunk=None):
     chunk = _check_chunk(chunk)
+    call = seeded_caller(f)
 
     def kernel(x, *args):
         flat = flat_input(x)
         n = np.size(flat)
-        out = call_seeded(f, x, seed(flat, 0, chunk), args)
+        out = call(x, seed(flat, 0, chunk), args)
         jac = np.empty(np.shape(out_partial(out, 0)) + (n,))
         for lo in range(0, n, chunk):
             if lo > 0:
-                out = call_seeded(f, x, seed(flat, lo, chunk), args)
+                out = call(x, seed(flat, lo, chunk), args)
             for j in range(min(chunk, n - lo)):
                 jac[..., lo + j] = out_partial(out, j)
         return shaped_like_input(jac, x)
 
-    return compile_kernel(kernel, f, transforms.jacfwd(f, chunk=chunk, jit=False))
+    return compile_kernel(kernel, f, python)

@@ -36,12 +36,10 @@ from numba.core import types
 from numba.core.errors import TypingError
 from numba.core.extending import overload, register_jitable
 
-from .. import transforms
-from ..twin import python_twin
 from ..primitives import subscribe
 from ..rules import RULES
 from . import overloads
-from .kernels import call_seeded, compile_kernel, gradient_of
+from .kernels import compile_kernel, gradient_of, seeded_caller
 from .tuples import as_input, flat_input, shaped_like_input
 from .types import (ActiveArrayType, ActiveType, address_of, drop, float_pointer, int_pointer, keep,
                     make_active, make_active_array, pool_address, try_lock, unlock)
@@ -304,10 +302,12 @@ def _taped(f, finish, python_equivalent, takes_cotangent=False):
     """A kernel (x, *args), or (x, cotangent, *args), that records f(x, *args) on the tape,
     then returns finish(parents, weights, size, f's output, n_in, adjoint scratch, x,
     cotangent or None)."""
+    call = seeded_caller(f)
+
     @numba.njit
     def run(x, flat, header, args):
         """f on x's actives, recording onto the tape that header describes."""
-        return call_seeded(f, x, seed(flat, address_of(header)), args)
+        return call(x, seed(flat, address_of(header)), args)
 
     def record(x, cotangent, args):
         flat = flat_input(x)
@@ -420,28 +420,24 @@ def _pullback(parents, weights, size, out, n_in, adjoint, x, cotangent):
     return output_value(out), shaped_like_input(adjoint[:n_in].copy(), x)
 
 
-def value_and_grad(f):
-    return _taped(f, _value_and_gradient, transforms.value_and_grad(f, jit=False, mode="reverse"))
+# Every factory takes `python`, the same transform on the Python path (what the kernel
+# means where user code runs on the Python path; dualad.dispatch passes it in).
+def value_and_grad(f, python):
+    return _taped(f, _value_and_gradient, python)
 
 
-def jacrev(f):
+def jacrev(f, python):
     """Kernel (x, *args) -> J, shape f(x).shape + x.shape (x a float, a 1-D array or a tuple)."""
-    return _taped(f, _jacobian, transforms.jacrev(f, jit=False))
+    return _taped(f, _jacobian, python)
 
 
-def grad(f):
-    return gradient_of(value_and_grad(f), f, transforms.grad(f, jit=False, mode="reverse"))
+def grad(f, python):
+    """python: the Python path's value_and_grad, as for every gradient factory."""
+    return gradient_of(value_and_grad(f, python), f)
 
 
-def vjp(f):
+def vjp(f, python):
     """Kernel (x, cotangent, *args) -> (f(x, *args), cotangent · J), the second shaped like x:
     one recording and one sweep per call (x a float, a 1-D array or a tuple; the cotangent a
-    float or a 1-D array like f's output)."""
-    twin = python_twin(f)
-
-    def python_equivalent(x, cotangent, *args):
-        value, pullback = transforms.vjp(lambda y: twin(y, *args), x)
-        return value, pullback(cotangent)[0]
-
-    return _taped(f, _pullback, python_equivalent, takes_cotangent=True)
-
+    float or a 1-D array like f's output). python takes the same arguments."""
+    return _taped(f, _pullback, python, takes_cotangent=True)
