@@ -136,8 +136,9 @@ def hvp_forward(f, x, v, args, chunk):
     with scoped_tag() as tag:
         for lo in range(0, max(n, 1), width):
             hi = min(lo + width, n)
+            # components of f's own (copies): f may assign into its argument
             out = inputs.call(lambda j, x_: HyperDual._make(
-                x_, (inputs.seed(j, lo, hi), directions[j][..., None],
+                x_, (inputs.seed(j, lo, hi), directions[j][..., None].copy(),
                      np.zeros(inputs.shapes[j] + (hi - lo, 1))), tag))
             comps = _scalar_output(out, tag, f, "hvp")
             pieces.append(np.zeros(hi - lo) if comps is None else comps[2][..., 0])
@@ -178,7 +179,8 @@ def jvp_forward(f, primals, tangents):
     tans = tangents_like(inputs, tuple(primals), tuple(tangents), f, lambda name: (
         ("the tangents", "the primals") if name is None else (f"tangent {name}", f"primal {name}")))
     with scoped_tag() as tag:
-        out = inputs.call(lambda j, x: Dual._make(x, (tans[j][..., None],), tag))
+        # the tangent copied: f may assign into its argument, which writes the partials
+        out = inputs.call(lambda j, x: Dual._make(x, (tans[j][..., None].copy(),), tag))
         treedef, read = read_outputs(out, tag, f)
     return (treedef.unflatten(v for v, _ in read),
             treedef.unflatten(None if v is None else plain(np.zeros(np.shape(v)) if c is None else c[0][..., 0])

@@ -157,3 +157,46 @@ def finite_difference_jacobian(f, x, h=1e-5):
             return (np.asarray(f(xp), float) - np.asarray(f(xm), float)) / (2 * step)
         jac[(Ellipsis,) + idx] = (4 * at(h / 2) - at(h)) / 3
     return jac
+
+
+# ---- functions that write into their argument ---------------------------------------------------
+# NumPy semantics: f(x) would change the caller's x, but a transform must not: f sees its own
+# copy (of duals), the caller's array stays bit-identical, and the derivative is that of f
+# evaluated on the caller's values. Each entry is (name, f, x, gradient, hessian), with the
+# gradient and Hessian written out by hand.
+
+def mutate_item(x):
+    """x[0] ← 2·x[0]: f = 4·x0² + Σ_{i≥1} x_i²."""
+    x[0] = 2.0 * x[0]
+    return np.sum(x ** 2)
+
+
+def mutate_item_gradient(x):
+    return np.concatenate([[8.0 * x[0]], 2.0 * x[1:]])
+
+
+def mutate_item_hessian(x):
+    return np.diag(np.concatenate([[8.0], np.full(len(x) - 1, 2.0)]))
+
+
+def mutate_slice(x):
+    """x[1:] ← 3·x[1:]: f = 9·x0·Σ_{i≥1} x_i² + x0 + 3·Σ_{i≥1} x_i."""
+    x[1:] = x[1:] * 3.0
+    return x[0] * np.sum(x[1:] ** 2) + np.sum(x)
+
+
+def mutate_slice_gradient(x):
+    return np.concatenate([[9.0 * np.sum(x[1:] ** 2) + 1.0], 18.0 * x[0] * x[1:] + 3.0])
+
+
+def mutate_slice_hessian(x):
+    h = np.diag(np.concatenate([[0.0], np.full(len(x) - 1, 18.0 * x[0])]))
+    h[0, 1:] = h[1:, 0] = 18.0 * x[1:]
+    return h
+
+
+MUTATING = [
+    ("mutate_item", mutate_item, np.array([0.7, -1.3, 0.4]), mutate_item_gradient, mutate_item_hessian),
+    ("mutate_slice", mutate_slice, np.array([0.6, -0.8, 1.1, 0.25]), mutate_slice_gradient,
+     mutate_slice_hessian),
+]

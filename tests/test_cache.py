@@ -81,3 +81,21 @@ def test_cache_keys_tell_kernels_of_different_functions_and_options_apart():
                                   dualad.value_and_grad(f), dualad.grad(g))}
     assert len(keys) == 8
     assert identity(dualad.grad(f, chunk=2)) == identity(dualad.grad(f, chunk=2))
+
+
+def test_a_script_runs_after_the_same_file_was_imported_under_another_name(tmp_path):
+    # The suite loads examples/ with importlib under names that are not importable; numba
+    # caches f's dual specialisations beside f with that name in them. Running the file as a
+    # script afterwards must recompile those entries, not fail (issue 12 item 1).
+    import importlib.util
+
+    path = tmp_path / "script.py"
+    path.write_text(textwrap.dedent(SCRIPT.format(body="np.sin(x[0]) * x[1] ** 2")))
+    spec = importlib.util.spec_from_file_location("not_importable_name", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # differentiates f in this process: caches under that name
+    env = dict(os.environ)
+    env.pop("NUMBA_CACHE_DIR", None)
+    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
+                          cwd=tmp_path, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]

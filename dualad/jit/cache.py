@@ -126,6 +126,31 @@ class _KernelCache(FunctionCache):
             pass
 
 
+class _GuardedCache(FunctionCache):
+    """numba's cache of the user's own function, which also holds the function's dual-number
+    specialisations once dualad has compiled them: an entry that cannot be loaded (written
+    by a run that imported the file under another module name, or broken) is recompiled
+    instead of failing the call, and an unwritable directory is not an error."""
+
+    def load_overload(self, sig, target_context):
+        try:
+            return super().load_overload(sig, target_context)
+        except Exception:
+            return None
+
+    def save_overload(self, sig, data):
+        try:
+            super().save_overload(sig, data)
+        except Exception:
+            pass
+
+
+def _guard(user_function):
+    cache = getattr(user_function, "_cache", None)
+    if type(cache) is FunctionCache:
+        cache.__class__ = _GuardedCache
+
+
 def set_key(fn, *parts):
     """Give fn (a function numba resolves by an overload, whose meaning its closure does not
     show) the identity of the given parts, or mark it uncacheable where they have none."""
@@ -139,6 +164,7 @@ def set_key(fn, *parts):
 def attach(dispatcher, user_function):
     """Give a kernel dispatcher its key (``__dualad_key__``) and, when the user's function
     is cached on disk (``@njit(cache=True)``), a disk cache keyed by that function."""
+    _guard(user_function)
     kernel_fn = dispatcher.py_func
     try:
         key = ("dualad", _dualad_fingerprint(), identity(kernel_fn), identity(user_function))

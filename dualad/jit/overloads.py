@@ -27,7 +27,7 @@ from ..rules import MATH_NAMES, RULES
 from .types import (ARRAYS, NUMBER, ActiveType, DualArrayType, DualType, HyperDualType,
                     HyperSeedArrayType, SeedArrayType, element_of, load_element, make_dual, make_dual_array,
                     make_hyper, make_hyper_seed_array, make_hyper_sym, make_seed_array,
-                    store_element, tuple_axpy, tuple_outer_axpy, tuple_scale, unit_tuple,
+                    store_element, tuple_axpy, tuple_zero, tuple_outer_axpy, tuple_scale, unit_tuple,
                     zero_element)
 
 DUAL_ARRAYS = ARRAYS  # arrays of Dual, HyperDual or Active elements, stored or seeded
@@ -336,6 +336,36 @@ for _alias, _name in MATH_NAMES.items():
         _MATH_FUNCS.setdefault(_name, []).append(getattr(math, _alias))
 
 
+def _constant_scalar(rule):
+    """A piecewise-constant rule (every first partial None: floor, sign, //, ...): its result
+    has zero tangents, exactly as on the Python path, which skips the terms (0 · tangent
+    would be nan where the operand's tangent is infinite, e.g. floor(3 / x) at x = 0)."""
+    value = value_fn(rule)
+
+    @register_jitable
+    def dual_of(y, x):
+        return make_dual(y, tuple_zero(x.partials))
+
+    @register_jitable
+    def hyper_of(y, x):
+        return rebuild(x, y, tuple_zero(x.eps1), tuple_zero(eps2_of(x)), tuple_zero(x.eps12))
+
+    if rule.arity == 1:
+        def choose(x):
+            if isinstance(x, DualType):
+                return lambda x: dual_of(float(value(x.value)), x)
+            if isinstance(x, HyperDualType):
+                return lambda x: hyper_of(float(value(x.value)), x)
+            return None
+        return choose
+    def case(kind, make):
+        return (kind, lambda a, b: make(float(value(a.value, b.value)), a),
+                lambda a, b: make(float(value(a.value, b)), a),
+                lambda a, b: make(float(value(a, b.value)), b))
+
+    return binary_chooser(rule.name, [case(DualType, dual_of), case(HyperDualType, hyper_of)])
+
+
 def entry_points(rule):
     numpy_entry = rule.ufunc if rule.ufunc is not None else rule.value
     return list(_OPERATORS.get(rule.name, [])) + _MATH_FUNCS.get(rule.name, []) + [numpy_entry]
@@ -343,7 +373,10 @@ def entry_points(rule):
 
 def register_rule(rule, entries):
     """Overload each entry point for scalar duals and for arrays of duals."""
-    scalar = _unary_scalar(rule) if rule.arity == 1 else _binary_scalar(rule)
+    if all(partial is None for partial in rule.first):
+        scalar = _constant_scalar(rule)
+    else:
+        scalar = _unary_scalar(rule) if rule.arity == 1 else _binary_scalar(rule)
     for entry in entries:
         overload(entry, jit_options=RULE_JIT)(scalar)
         overload(entry, jit_options=RULE_JIT)(_elementwise(entry, rule.arity))

@@ -64,9 +64,16 @@ def push(header, parent0, weight0, parent1, weight1):
 
 
 @register_jitable
+def _times(partial, scale):
+    """partial · scale, where a zero partial passes nothing on, even against an infinite
+    scale (as the Python tape, where a zero cotangent contributes zero)."""
+    return 0.0 if partial == 0.0 else partial * scale
+
+
+@register_jitable
 def _one_operand(y, x, partial):
     # y = g(x) with x = value + scale·(its node): y = g + g'·scale·(the same node), no new node
-    if x.index < 0:
+    if x.index < 0 or partial == 0.0:
         return make_active(y, -1, 0.0, 0)
     return make_active(y, x.index, partial * x.scale, x.header)
 
@@ -77,7 +84,7 @@ def _two_operands(y, a, partial_a, b, partial_b):
         return _one_operand(y, b, partial_b)
     if b.index < 0:
         return _one_operand(y, a, partial_a)
-    node = push(a.header, a.index, partial_a * a.scale, b.index, partial_b * b.scale)
+    node = push(a.header, a.index, _times(partial_a, a.scale), b.index, _times(partial_b, b.scale))
     return make_active(y, node, 1.0, a.header)
 
 
@@ -225,7 +232,10 @@ def _as_vector(c):
         return lambda c: np.array([float(c)])
     if isinstance(c, types.Array) and c.ndim == 1:
         return lambda c: c
-    raise TypingError(f"vjp: the cotangent is a float or a 1-D array like f's output, not {c}")
+    if isinstance(c, types.Array) and c.ndim == 0:  # a scalar output's cotangent as NumPy has it
+        return lambda c: np.array([float(c[()])])
+    raise TypingError(f"vjp: the cotangent is a float, a 0-d array or a 1-D array like f's "
+                      f"output, not {c}")
 
 
 @overload(shaped_jacobian)

@@ -212,6 +212,18 @@ def tuple_scale(typingctx, s, a):
 
 
 @intrinsic
+def tuple_zero(typingctx, a):
+    """A UniTuple of zeros like a (not 0 · a, which is nan where a holds inf or nan)."""
+    sig = a(a)
+
+    def codegen(context, builder, signature, args):
+        zero = context.get_constant(types.float64, 0.0)
+        return _tuple_map(signature, builder, context, lambda i: zero)
+
+    return sig, codegen
+
+
+@intrinsic
 def tuple_axpy(typingctx, s, a, t, b):
     """s · a + t · b for floats s, t and UniTuples a, b of one length."""
     if a != b:
