@@ -3,7 +3,7 @@
     import numpy as np, dualad
     dualad.grad(f)(x)         dualad.jacobian(f)(x)      dualad.hessian(f)(x)
 
-See README.md for the tour and ../DESIGN.md (shared) for the layers.
+See README.md for the tour and docs/architecture.md for the layers.
 """
 
 from . import numpy_functions as _numpy_functions  # noqa: F401  (registers __array_function__)

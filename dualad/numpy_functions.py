@@ -22,7 +22,7 @@ from . import rules
 from .dual import fit
 from .number import HANDLED_FUNCTIONS, ForwardNumber, is_layer, leader_of, primal
 
-__all__ = ["SUPPORTED", "VALUE_ONLY", "COMPOSITIONS", "matmul_subscripts", "dot_subscripts",
+__all__ = ["VALUE_ONLY", "COMPOSITIONS", "matmul_subscripts", "dot_subscripts",
            "inner_subscripts", "registrar", "axes_of", "parse_subscripts", "reject_options",
            "stack_lists"]
 
@@ -518,7 +518,7 @@ _dual_level(np.dot, _dot_impl)
 _dual_level(np.inner, _inner_impl)
 
 
-# ---- linear algebra: JVPs from rules.ARRAY_RULES ----------------------------------------
+# ---- linear algebra: JVPs from rules.det_jvp, inv_jvp, solve_jvp ----------------------------------------
 def _from_jvp(jvp, *operands):
     leader = leader_of(operands)
     split = [leader.split(op) for op in operands]
@@ -562,4 +562,3 @@ def round_(a, decimals=0, out=None):
 COMPOSITIONS = {func: HANDLED_FUNCTIONS[func] for func in (np.clip, np.outer, np.prod, np.diff,
                                                            np.linalg.norm)}
 
-SUPPORTED = sorted(getattr(f, "__name__", str(f)) for f in HANDLED_FUNCTIONS)

@@ -23,7 +23,7 @@ from __future__ import annotations
 from .number import leader_of
 from .rules import Rule
 
-__all__ = ["primitive", "registered", "subscribe"]
+__all__ = ["primitive", "subscribe"]
 
 # (entry point, rule, plain value function) of every primitive made, and (raiser, None, None)
 # for every partial past the registered ones
@@ -31,11 +31,6 @@ _REGISTERED: list = []
 _LISTENERS: list = []  # callbacks of the compiled path: given each primitive as it is made
 
 _ARITY_ERROR = "dualad.primitive takes first= as one function (arity 1) or a tuple of two (arity 2)"
-
-
-def registered():
-    """Every primitive made so far: (entry point, rule, the plain value function)."""
-    return list(_REGISTERED)
 
 
 def subscribe(listener):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 
-__all__ = ["static", "Static", "flatten", "unflatten", "tree_map", "TreeDef", "is_node"]
+__all__ = ["static", "Static", "flatten", "tree_map", "TreeDef", "is_node"]
 
 
 class Static:
@@ -137,10 +137,6 @@ def flatten(tree):
 
     treedef = walk(tree)
     return leaves, treedef
-
-
-def unflatten(treedef, leaves):
-    return treedef.unflatten(leaves)
 
 
 def tree_map(fn, tree, *rest):

@@ -9,7 +9,7 @@ import dualad
 from functions import mlp, rosen, rosen_loop
 
 
-# ---- the worked examples of DESIGN.md §9, exactly -----------------------------------------
+# ---- the worked examples of the design notes, exactly -----------------------------------------
 def test_square_plus_log():
     f = lambda x: x ** 2 + np.log(x)  # noqa: E731
     for x in (0.5, 2.0, 7.25):

@@ -429,7 +429,7 @@ def _appending(pack, position, f):
     return _njit_like(appended, f)
 
 
-def _check_chunk(chunk):
+def _chunk_or_default(chunk):
     chunk = DEFAULT_CHUNK if chunk is None else chunk
     if not isinstance(chunk, int) or chunk < 1:
         raise ValueError(f"chunk must be a positive int; got {chunk!r}")
@@ -465,7 +465,7 @@ def second_derivative(f, python):
 
 
 def hessian(f, python, chunk=None):
-    chunk = _check_chunk(chunk)
+    chunk = _chunk_or_default(chunk)
     call = seeded_caller(f)
 
     def kernel(x, *args):
@@ -488,7 +488,7 @@ def hessian(f, python, chunk=None):
 def hvp(f, python, chunk=None):
     """Kernel (x, v, *args) -> H(x)·v: ε1 seeds a chunk of unit directions, ε2 carries v, so
     the ε1ε2 block is a chunk of H·v (ceil(n / chunk) passes; H is never formed)."""
-    chunk = _check_chunk(chunk)
+    chunk = _chunk_or_default(chunk)
 
     def kernel(x, v, *args):
         flat, direction = flat_input(x), flat_input(v)
@@ -506,7 +506,7 @@ def hvp(f, python, chunk=None):
 
 
 def value_and_grad(f, python, chunk=None):
-    chunk = _check_chunk(chunk)
+    chunk = _chunk_or_default(chunk)
     call = seeded_caller(f)
 
     def kernel(x, *args):
@@ -542,7 +542,7 @@ def gradient_of(value_and_grad_kernel, f):
 
 
 def jacfwd(f, python, chunk=None):
-    chunk = _check_chunk(chunk)
+    chunk = _chunk_or_default(chunk)
     call = seeded_caller(f)
 
     def kernel(x, *args):

@@ -1,0 +1,95 @@
+"""The architecture document names real paths, and dualad's import graph (every import,
+lazy ones inside functions included) has no cycle (docs/architecture.md)."""
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "dualad"
+
+
+def _modules():
+    modules = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        modules[name] = path
+    return modules
+
+
+def import_graph():
+    """module -> the dualad modules it imports anywhere in its source."""
+    modules = _modules()
+    graph = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                base = package.split(".")
+                if node.level:
+                    base = base[:len(base) - node.level + 1]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module
+                for alias in node.names:
+                    full = f"{target}.{alias.name}"
+                    targets.add(full if full in modules else target)
+            elif isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+        graph[name] = {t for t in targets if t in modules and t != name}
+    return graph
+
+
+def _cycle(graph):
+    """One cycle of the graph as a list of modules, or None."""
+    state, stack = {}, []
+
+    def visit(node):
+        state[node] = "open"
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == "open":
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        state[node] = "done"
+        stack.pop()
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def test_the_import_graph_has_no_cycle():
+    graph = import_graph()
+    assert "dualad.transforms" in graph and graph["dualad.jit.kernels"]
+    assert _cycle(graph) is None, " -> ".join(_cycle(graph))
+
+
+def test_the_compiled_path_never_imports_the_python_transforms():
+    graph = import_graph()
+    upper = {"dualad.transforms", "dualad.dispatch", "dualad.modes", "dualad.forward",
+             "dualad.recording", "dualad"}
+    for name, targets in graph.items():
+        if name.startswith("dualad.jit"):
+            assert not targets & upper, f"{name} imports {targets & upper}"
+
+
+def test_every_path_the_architecture_document_names_exists():
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    named = set(re.findall(r"`((?:dualad/|tests/|docs/|benchmarks/)?[\w/]+\.(?:py|md))`", text))
+    assert len(named) > 20
+    missing = []
+    for path in named:
+        candidates = [ROOT / path, PACKAGE / path, ROOT / "tests" / path]
+        if not any(c.exists() for c in candidates):
+            missing.append(path)
+    assert not missing, missing
