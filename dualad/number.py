@@ -25,7 +25,7 @@ import itertools
 
 import numpy as np
 
-from .rules import BY_UFUNC, OPERATOR_RULES, RULES
+from .rules import BY_UFUNC, RULES
 
 __all__ = ["ArrayLike", "ForwardNumber", "fresh", "new_tag", "scoped_tag", "finish", "check_live", "EscapedPerturbation", "primal", "HANDLED_FUNCTIONS", "leader_of",
            "is_layer", "PRIMAL_ONLY_UFUNCS", "REDUCERS"]
@@ -279,14 +279,7 @@ class ArrayLike:
         return primal(self) != primal(other)
 
     # ---- arithmetic: the rule table ---------------------------------------------------
-    def __neg__(self):
-        return self._apply_rule(RULES["negative"], (self,))
-
-    def __pos__(self):
-        return self
-
-    def __abs__(self):
-        return self._apply_rule(RULES["absolute"], (self,))
+    # -x, +x, abs(x) and the binary operators are generated from the rules (end of module)
 
     def __matmul__(self, other):
         return np.matmul(self, other)
@@ -514,9 +507,11 @@ def assign(target, index, item):
     return target
 
 
-def _binary_method(rule_name, reflected=False):
-    rule = RULES[rule_name]
-    if reflected:
+def _operator_method(rule, reflected=False):
+    if rule.arity == 1:
+        def method(self):
+            return self._apply_rule(rule, (self,))
+    elif reflected:
         def method(self, other):
             return self._apply_rule(rule, (other, self))
     else:
@@ -525,10 +520,12 @@ def _binary_method(rule_name, reflected=False):
     return method
 
 
-# Python operators generated from the rule table.
-for _op, _rule in OPERATOR_RULES:
-    setattr(ArrayLike, f"__{_op}__", _binary_method(_rule))
-    setattr(ArrayLike, f"__r{_op}__", _binary_method(_rule, reflected=True))
+# Python operators generated from the rule table (each rule names its operator).
+for _rule in RULES.values():
+    if _rule.operator:
+        setattr(ArrayLike, f"__{_rule.operator}__", _operator_method(_rule))
+        if _rule.arity == 2:
+            setattr(ArrayLike, f"__r{_rule.operator}__", _operator_method(_rule, reflected=True))
 
 REDUCERS = {
     np.add: lambda x, axis=0, **kw: np.sum(x, axis=axis, **kw),

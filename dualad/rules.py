@@ -20,12 +20,12 @@ Conventions at special points follow JAX, and each is stated in the rule's ``not
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
 import numpy as np
 
-__all__ = ["Rule", "RULES", "BY_UFUNC", "MATH_NAMES", "select", "erf", "erfc"]
+__all__ = ["Rule", "RULES", "BY_UFUNC", "MATH_NAMES", "HELPERS", "helper", "select", "erf", "erfc"]
 
 INF = math.inf
 
@@ -42,6 +42,10 @@ class Rule:
     ufunc: Optional[np.ufunc] = None  # the NumPy ufunc this rule stands for, if any
     note: str = ""
     arity: int = field(init=False)
+    operator: Optional[str] = None  # Python's operator: "add" for + (__add__, operator.add, +=)
+    math_names: tuple = ()  # the math module's spellings (math.asin for arcsin)
+    compiled_value: Optional[Callable] = None  # what compiled code calls for the value, where
+                                               # the ufunc is missing or slow in numba
 
     def __post_init__(self):
         object.__setattr__(self, "arity", len(self.first))
@@ -101,6 +105,15 @@ _binary("divide", np.divide, (lambda x, z, y: np.divide(1.0, z), lambda x, z, y:
         note="z = 0 is a pole: partials are ±inf or nan there, as in the value.")
 
 
+HELPERS: list = []  # functions the rules call: the compiled path compiles each of them
+
+
+def helper(fn):
+    """Mark fn as a helper of the rules' formulas (the compiled path compiles every one)."""
+    HELPERS.append(fn)
+    return fn
+
+
 def select(condition, if_true, if_false):
     """np.where, named so that the compiled path can give it a scalar meaning.
 
@@ -110,6 +123,7 @@ def select(condition, if_true, if_false):
     return np.where(condition, if_true, if_false)
 
 
+@helper
 def _replace_zero(x):
     return select(x == 0, 1.0, x)
 
@@ -127,6 +141,7 @@ def power_of(x, p):
     return np.power(x, p)
 
 
+@helper
 def _product(c, p):
     """c · p, except 0 where c == 0 and p = ±inf (0 · inf would be nan).
 
@@ -136,6 +151,7 @@ def _product(c, p):
     return select((c == 0) & np.isinf(p), 0.0, c * p)
 
 
+@helper
 def _pow_dx(x, z, y):
     """∂/∂x x**z = z·x**(z−1); 0 where z == 0, at x = 0 too (x**0 is constant)."""
     if is_number(z):
@@ -148,6 +164,7 @@ def _pow_dx(x, z, y):
     return _product(z, power_of(x, z - 1))
 
 
+@helper
 def _pow_dxx(x, z, y):
     """∂²/∂x² x**z = z(z−1)·x**(z−2); 0 where z is 0 or 1, at x = 0 too."""
     if is_number(z):
@@ -157,6 +174,7 @@ def _pow_dxx(x, z, y):
     return _product(z * (z - 1), power_of(x, z - 2))
 
 
+@helper
 def _pow_dxz(x, z, y):
     """∂²/∂x∂z x**z = x**(z−1)·(1 + z·log x), log 0 replaced by 0 (as in ∂/∂z); 1/x at z = 0.
 
@@ -179,6 +197,7 @@ _binary("power", np.power,
              "is nan unless z is an integer (real powers), and ∂/∂z is nan.")
 
 
+@helper
 def _balanced(x, z, y):
     # JAX's _balanced_eq: 1 where x alone is the output, 0.5 on ties, 0 otherwise (nan too).
     return select(x == y, select(z == y, 0.5, 1.0), 0.0)
@@ -202,6 +221,7 @@ _binary("floor_divide", np.floor_divide, (None, None),
         note="Piecewise constant: derivative 0, at the jumps too (JAX).")
 
 
+@helper
 def _atan2_r2(a, b):
     return a * a + b * b
 
@@ -282,22 +302,30 @@ for _name in ("sign", "floor", "ceil", "rint", "trunc"):
 _unary("round", np.round, None, None,
        note="Piecewise constant (np.round/np.around, any decimals): derivative 0 (JAX).")
 
-# Python's math-module spellings of rule names (dualad.math and the compiled path use them).
-MATH_NAMES = {"sin": "sin", "cos": "cos", "tan": "tan", "asin": "arcsin", "acos": "arccos",
-              "atan": "arctan", "atan2": "arctan2", "sinh": "sinh", "cosh": "cosh",
-              "tanh": "tanh", "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh",
-              "exp": "exp", "expm1": "expm1", "log2": "log2", "log10": "log10",
-              "log1p": "log1p", "sqrt": "sqrt", "erf": "erf", "erfc": "erfc",
-              "fabs": "absolute", "floor": "floor", "ceil": "ceil", "trunc": "trunc",
-              "hypot": "hypot", "pow": "power", "fmod": "remainder", "radians": "deg2rad",
-              "degrees": "rad2deg", "exp2": "exp2", "cbrt": "cbrt"}
+# What the other layers need of a rule besides its maths, attached to the rule here (one
+# place): Python's operator (number.py makes __add__/__radd__, the compiled path operator.add
+# and operator.iadd), the math module's spellings (dualad.math, math.* in @njit code) and the
+# value compiled code calls where the ufunc is missing or slow in numba.
+_OPERATORS = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "truediv",
+              "power": "pow", "remainder": "mod", "floor_divide": "floordiv",
+              "negative": "neg", "positive": "pos", "absolute": "abs"}
+_MATH_SPELLINGS = {"arcsin": ("asin",), "arccos": ("acos",), "arctan": ("atan",),
+                   "arctan2": ("atan2",), "arcsinh": ("asinh",), "arccosh": ("acosh",),
+                   "arctanh": ("atanh",), "absolute": ("fabs",), "power": ("pow",),
+                   "remainder": ("fmod",), "deg2rad": ("radians",), "rad2deg": ("degrees",)}
+_SAME_IN_MATH = ("sin", "cos", "tan", "sinh", "cosh", "tanh", "exp", "expm1", "log2", "log10",
+                 "log1p", "sqrt", "erf", "erfc", "floor", "ceil", "trunc", "hypot", "exp2", "cbrt")
+_COMPILED_VALUES = {"power": power_of, "erf": math.erf, "erfc": math.erfc}
+for _name, _rule in RULES.items():
+    RULES[_name] = replace(
+        _rule, operator=_OPERATORS.get(_name),
+        math_names=_MATH_SPELLINGS.get(_name, (_name,) if _name in _SAME_IN_MATH else ()),
+        compiled_value=_COMPILED_VALUES.get(_name))
+
+# Python's math-module spellings -> rule name (dualad.math and the compiled path use them).
+MATH_NAMES = {alias: rule.name for rule in RULES.values() for alias in rule.math_names}
 
 BY_UFUNC: dict = {rule.ufunc: rule for rule in RULES.values() if rule.ufunc is not None}
-
-# Python's binary operators (__add__, __radd__, ...) and the rule each one means.
-OPERATOR_RULES = [("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "divide"),
-                  ("pow", "power"), ("mod", "remainder"), ("floordiv", "floor_divide")]
-
 
 
 # --- linear-algebra primitives, in JVP form ---------------------------------------------

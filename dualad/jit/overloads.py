@@ -2,7 +2,8 @@
 
 For every rule, each of its entry points (the NumPy ufunc, its math-module spellings, the
 Python operator and in-place operator) gets two overloads:
-  * scalar duals, in any mix with plain numbers: the rule's value and partials, compiled;
+  * every compiled scalar kind (Dual, HyperDual and the tape's Active), in any mix with
+    plain numbers: the rule's value and partials, compiled;
   * arrays of duals (mixed with 1-D float arrays, duals and numbers): a loop that calls the
     same entry point on each element.
 Also here: comparisons by value, indexing and assignment of dual arrays, len/shape,
@@ -23,7 +24,8 @@ from numba.core.extending import overload, overload_attribute, register_jitable
 from .. import math as dual_math
 from .. import rules
 from ..primitives import subscribe
-from ..rules import MATH_NAMES, RULES
+from ..rules import RULES
+from .active import constant, one_operand, two_operands
 from .types import (ARRAYS, NUMBER, ActiveType, DualArrayType, DualType, HyperDualType,
                     HyperSeedArrayType, SeedArrayType, element_of, load_element, make_dual, make_dual_array,
                     make_hyper, make_hyper_seed_array, make_hyper_sym, make_seed_array,
@@ -54,8 +56,7 @@ def _select(condition, if_true, if_false):
     return None
 
 
-for _helper in (rules._replace_zero, rules._balanced, rules._atan2_r2, rules._product,
-                rules._pow_dx, rules._pow_dxx, rules._pow_dxz):
+for _helper in rules.HELPERS:
     register_jitable(**RULE_JIT)(_helper)
 
 
@@ -75,8 +76,11 @@ def _is_number(z):
     return None
 
 
-overload(rules.erf, jit_options=RULE_JIT)(_on_floats(math.erf))
-overload(rules.erfc, jit_options=RULE_JIT)(_on_floats(math.erfc))
+# A rule whose value is a Python-level function (erf, erfc) means its compiled value on
+# plain numbers inside @njit code.
+for _rule in RULES.values():
+    if _rule.ufunc is None and _rule.compiled_value is not None:
+        overload(_rule.value, jit_options=RULE_JIT)(_on_floats(_rule.compiled_value))
 
 
 def compiled_partial(partial, arity):
@@ -98,13 +102,11 @@ def _power_of(x, n):
     return lambda x, n: np.power(x, n)
 
 
-# How compiled code evaluates a rule's value where the NumPy ufunc is slow in numba.
-_COMPILED_VALUE = {"power": rules.power_of}
-
-
 def value_fn(rule):
-    if rule.name in _COMPILED_VALUE:
-        return _COMPILED_VALUE[rule.name]
+    """What compiled code calls for the rule's value: the rule's compiled value where it has
+    one (power's fast integer powers; erf's math.erf), else its ufunc or value function."""
+    if rule.compiled_value is not None and rule.ufunc is not None:
+        return rule.compiled_value
     return rule.ufunc if rule.ufunc is not None else rule.value
 
 
@@ -159,11 +161,17 @@ def _unary_scalar(rule):
             eps12 = tuple_outer_axpy(eps12, d2(x.value, y, slope), x.eps1, eps2_of(x))
         return rebuild(x, y, tuple_scale(slope, x.eps1), tuple_scale(slope, eps2_of(x)), eps12)
 
+    def active(x):
+        y = float(value(x.value))
+        return one_operand(y, x, d(x.value, y))
+
     def choose(x):
         if isinstance(x, DualType):
             return dual
         if isinstance(x, HyperDualType):
             return hyper
+        if isinstance(x, ActiveType):
+            return active
         return None
 
     return choose
@@ -218,8 +226,21 @@ def _binary_scalar(rule):
             eps12 = tuple_outer_axpy(eps12, szz(a, b.value, y), b.eps1, eps2_of(b))
         return rebuild(b, y, tuple_scale(sb, b.eps1), tuple_scale(sb, eps2_of(b)), eps12)
 
+    def active_both(a, b):
+        y = float(value(a.value, b.value))
+        return two_operands(y, a, dx(a.value, b.value, y), b, dz(a.value, b.value, y))
+
+    def active_left(a, b):
+        y = float(value(a.value, b))
+        return one_operand(y, a, dx(a.value, b, y))
+
+    def active_right(a, b):
+        y = float(value(a, b.value))
+        return one_operand(y, b, dz(a, b.value, y))
+
     return binary_chooser(rule.name, [(DualType, both, left, right),
-                                       (HyperDualType, hyper_both, hyper_left, hyper_right)])
+                                       (HyperDualType, hyper_both, hyper_left, hyper_right),
+                                       (ActiveType, active_both, active_left, active_right)])
 
 
 def binary_chooser(name, cases):
@@ -324,16 +345,16 @@ _second = register_jitable(lambda a, b: b)
 
 
 # ---- registration: one loop over the table -----------------------------------------------------------
-_OPERATORS = {"add": [operator.add, operator.iadd], "subtract": [operator.sub, operator.isub],
-              "multiply": [operator.mul, operator.imul],
-              "divide": [operator.truediv, operator.itruediv],
-              "power": [operator.pow, operator.ipow], "remainder": [operator.mod, operator.imod],
-              "floor_divide": [operator.floordiv, operator.ifloordiv],
-              "negative": [operator.neg], "positive": [operator.pos], "absolute": [abs]}
-_MATH_FUNCS: dict = {}
-for _alias, _name in MATH_NAMES.items():
-    if hasattr(math, _alias):
-        _MATH_FUNCS.setdefault(_name, []).append(getattr(math, _alias))
+def _operators(rule):
+    """The operator entry points of a rule: operator.add and operator.iadd for "add"; neg,
+    pos and the builtin abs for the unary ones."""
+    if rule.operator is None:
+        return []
+    if rule.operator == "abs":
+        return [abs]
+    if rule.arity == 1:
+        return [getattr(operator, rule.operator)]
+    return [getattr(operator, rule.operator), getattr(operator, "i" + rule.operator)]
 
 
 def _constant_scalar(rule):
@@ -356,6 +377,8 @@ def _constant_scalar(rule):
                 return lambda x: dual_of(float(value(x.value)), x)
             if isinstance(x, HyperDualType):
                 return lambda x: hyper_of(float(value(x.value)), x)
+            if isinstance(x, ActiveType):
+                return lambda x: constant(float(value(x.value)))
             return None
         return choose
     def case(kind, make):
@@ -363,12 +386,16 @@ def _constant_scalar(rule):
                 lambda a, b: make(float(value(a.value, b)), a),
                 lambda a, b: make(float(value(a, b.value)), b))
 
-    return binary_chooser(rule.name, [case(DualType, dual_of), case(HyperDualType, hyper_of)])
+    return binary_chooser(rule.name, [
+        case(DualType, dual_of), case(HyperDualType, hyper_of),
+        (ActiveType, lambda a, b: constant(float(value(a.value, b.value))),
+         lambda a, b: constant(float(value(a.value, b))), lambda a, b: constant(float(value(a, b.value))))])
 
 
 def entry_points(rule):
     numpy_entry = rule.ufunc if rule.ufunc is not None else rule.value
-    return list(_OPERATORS.get(rule.name, [])) + _MATH_FUNCS.get(rule.name, []) + [numpy_entry]
+    math_funcs = [getattr(math, alias) for alias in rule.math_names if hasattr(math, alias)]
+    return _operators(rule) + math_funcs + [numpy_entry]
 
 
 def register_rule(rule, entries):

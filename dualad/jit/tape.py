@@ -36,8 +36,6 @@ from numba.core import types
 from numba.core.errors import TypingError
 from numba.core.extending import overload, register_jitable
 
-from ..primitives import subscribe
-from ..rules import RULES
 from . import overloads
 from .kernels import compile_kernel, gradient_of, seeded_caller
 from .tuples import as_input, flat_input, shaped_like_input
@@ -47,87 +45,6 @@ from .types import (ActiveArrayType, ActiveType, address_of, drop, float_pointer
 __all__ = ["value_and_grad", "grad", "jacrev", "vjp"]
 
 _INITIAL_NODES_PER_INPUT = 16
-
-
-@register_jitable
-def push(header, parent0, weight0, parent1, weight1):
-    """Append a node; its id. Past the capacity only the size grows (the kernel re-runs)."""
-    head = numba.carray(int_pointer(header), 4)
-    node = head[0]
-    if node < head[1]:
-        parents = numba.carray(int_pointer(head[2]), 2 * head[1])
-        weights = numba.carray(float_pointer(head[3]), 2 * head[1])
-        parents[2 * node], parents[2 * node + 1] = parent0, parent1
-        weights[2 * node], weights[2 * node + 1] = weight0, weight1
-    head[0] = node + 1
-    return node
-
-
-@register_jitable
-def _times(partial, scale):
-    """partial · scale, where a zero partial passes nothing on, even against an infinite
-    scale (as the Python tape, where a zero cotangent contributes zero)."""
-    return 0.0 if partial == 0.0 else partial * scale
-
-
-@register_jitable
-def _one_operand(y, x, partial):
-    # y = g(x) with x = value + scale·(its node): y = g + g'·scale·(the same node), no new node
-    if x.index < 0 or partial == 0.0:
-        return make_active(y, -1, 0.0, 0)
-    return make_active(y, x.index, partial * x.scale, x.header)
-
-
-@register_jitable
-def _two_operands(y, a, partial_a, b, partial_b):
-    if a.index < 0:
-        return _one_operand(y, b, partial_b)
-    if b.index < 0:
-        return _one_operand(y, a, partial_a)
-    node = push(a.header, a.index, _times(partial_a, a.scale), b.index, _times(partial_b, b.scale))
-    return make_active(y, node, 1.0, a.header)
-
-
-# ---- overloads generated from the rule table ------------------------------------------------------
-def _unary(rule):
-    value, d = overloads.value_fn(rule), overloads.compiled_partial(rule.first[0], 1)
-
-    def active(x):
-        y = float(value(x.value))
-        return _one_operand(y, x, d(x.value, y))
-
-    return lambda x: active if isinstance(x, ActiveType) else None
-
-
-def _binary(rule):
-    value = overloads.value_fn(rule)
-    dx, dz = overloads.compiled_partial(rule.first[0], 2), overloads.compiled_partial(rule.first[1], 2)
-
-    def both(a, b):
-        y = float(value(a.value, b.value))
-        return _two_operands(y, a, dx(a.value, b.value, y), b, dz(a.value, b.value, y))
-
-    def left(a, b):
-        y = float(value(a.value, b))
-        return _one_operand(y, a, dx(a.value, b, y))
-
-    def right(a, b):
-        y = float(value(a, b.value))
-        return _one_operand(y, b, dz(a, b.value, y))
-
-    return overloads.binary_chooser(rule.name, [(ActiveType, both, left, right)])
-
-
-def _register_rule(rule, entries):
-    """Overload each entry point for actives: record the rule's first partials."""
-    scalar = _unary(rule) if rule.arity == 1 else _binary(rule)
-    for entry in entries:
-        overload(entry)(scalar)
-
-
-for _rule in RULES.values():
-    _register_rule(_rule, overloads.entry_points(_rule))
-subscribe(lambda entry, rule, value: rule and _register_rule(rule, [entry]))
 
 
 # ---- the differentiated input (len, .shape, .size: overloads.py, as for every array kind) ---------
