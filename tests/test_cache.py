@@ -99,3 +99,28 @@ def test_a_script_runs_after_the_same_file_was_imported_under_another_name(tmp_p
     done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
                           cwd=tmp_path, env=env, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_the_users_dual_specialisations_are_keyed_by_dualads_source(tmp_path):
+    # numba caches f's own specialisations for dual arguments beside f: they contain dualad's
+    # rules, so another version of dualad must not load them (float ones are numba's alone).
+    import numba
+    import numpy as np
+
+    import dualad
+    from dualad.jit import cache
+    from dualad.jit.types import DualType
+
+    path = tmp_path / "user_module.py"
+    path.write_text("import numba\n\n@numba.njit(cache=True)\ndef f(x):\n    return x * x\n")
+    spec = __import__("importlib.util").util.spec_from_file_location("user_module", path)
+    module = __import__("importlib.util").util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    dualad.derivative(module.f)(3.0)  # dualad guards f's cache
+    codegen = numba.core.registry.cpu_target.target_context.codegen()
+    guarded = module.f._cache
+    dual_key = guarded._index_key((DualType(1),), codegen)
+    float_key = guarded._index_key((numba.float64,), codegen)
+    assert dual_key[-1] == cache._dualad_fingerprint()
+    assert cache._dualad_fingerprint() not in float_key
+    assert np.isclose(dualad.derivative(module.f)(3.0), 6.0)

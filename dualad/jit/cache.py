@@ -128,9 +128,17 @@ class _KernelCache(FunctionCache):
 
 class _GuardedCache(FunctionCache):
     """numba's cache of the user's own function, which also holds the function's dual-number
-    specialisations once dualad has compiled them: an entry that cannot be loaded (written
-    by a run that imported the file under another module name, or broken) is recompiled
-    instead of failing the call, and an unwritable directory is not an error."""
+    specialisations once dualad has compiled them. Those are keyed by dualad's source too
+    (they contain dualad's rules: another version of dualad must not load them); an entry
+    that cannot be loaded (written by a run that imported the file under another module
+    name, or broken) is recompiled instead of failing the call, and an unwritable directory
+    is not an error."""
+
+    def _index_key(self, sig, codegen):
+        key = super()._index_key(sig, codegen)
+        if any(_mentions_dualad(t) for t in sig):
+            key = key + (_dualad_fingerprint(),)
+        return key
 
     def load_overload(self, sig, target_context):
         try:
@@ -143,6 +151,14 @@ class _GuardedCache(FunctionCache):
             super().save_overload(sig, data)
         except Exception:
             pass
+
+
+def _mentions_dualad(numba_type):
+    """Whether a numba type is one of dualad's, or holds one (tuples, arrays' elements)."""
+    if type(numba_type).__module__.startswith("dualad."):
+        return True
+    inner = tuple(getattr(numba_type, "types", ())) + (getattr(numba_type, "dtype", None),)
+    return any(t is not None and t is not numba_type and _mentions_dualad(t) for t in inner)
 
 
 def _guard(user_function):

@@ -28,9 +28,9 @@ from numba.core.extending import overload
 
 from .cache import attach, set_key
 from . import overloads  # noqa: F401  (registers the dual overloads)
-from .overloads import DUAL_ARRAYS, DUALS, as_dual_array
+from .overloads import ARRAYS, DUALS, as_dual_array
 from .tuples import as_input, flat_input, hessian_like_input, shaped_like_input
-from .types import (DualArrayType, DualType, HyperDualType, SeedArrayType, make_dual, make_dual_array,
+from .types import (compiled_only, DualArrayType, DualType, HyperDualType, SeedArrayType, make_dual, make_dual_array,
                     make_hyper, make_hyper_seed_array, make_hyper_sym, make_seed_array, unit_tuple)
 
 DEFAULT_CHUNK = 8
@@ -39,23 +39,16 @@ _MARK = "dualad: cannot compile this derivative kernel"  # in every message _wit
 
 
 # ---- functions used inside kernels, given their meaning per type by the overloads below --------------
-def _compiled_only(name):
-    def fn(*args):
-        raise TypeError(f"dualad.jit.kernels.{name} runs inside compiled kernels only")
-    fn.__name__ = name
-    return fn
-
-
-seed = _compiled_only("seed")            # seed(x, lo, chunk): x as duals seeded on lo..lo+chunk
-out_value = _compiled_only("out_value")  # the primal of f's output
-out_partial = _compiled_only("out_partial")  # partial k of f's output: float or (m,) array
-store_block = _compiled_only("store_block")  # write a hyper-dual output's ε1ε2 block into H
-seed_direction = _compiled_only("seed_direction")  # x as duals with the one tangent v
-seed_hvp = _compiled_only("seed_hvp")  # x as hyper-duals: ε1 = unit chunk, ε2 = v
-out_eps12 = _compiled_only("out_eps12")
-check_arity = _compiled_only("check_arity")
-scalar_input = _compiled_only("scalar_input")
-checked_input = _compiled_only("checked_input")  # (x): a typing error naming why x cannot be seeded  # (x, transform name): x must be a scalar  # (args, needed): argnums within the arguments  # entry k of a scalar hyper-dual output's ε1ε2 block
+seed = compiled_only("kernels", "seed")            # seed(x, lo, chunk): x as duals seeded on lo..lo+chunk
+out_value = compiled_only("kernels", "out_value")  # the primal of f's output
+out_partial = compiled_only("kernels", "out_partial")  # partial k of f's output: float or (m,) array
+store_block = compiled_only("kernels", "store_block")  # write a hyper-dual output's ε1ε2 block into H
+seed_direction = compiled_only("kernels", "seed_direction")  # x as duals with the one tangent v
+seed_hvp = compiled_only("kernels", "seed_hvp")  # x as hyper-duals: ε1 = unit chunk, ε2 = v
+out_eps12 = compiled_only("kernels", "out_eps12")  # entry k of a scalar hyper-dual output's ε1ε2 block
+check_arity = compiled_only("kernels", "check_arity")  # (args, needed): argnums within the arguments
+scalar_input = compiled_only("kernels", "scalar_input")  # (x, transform name): x must be a scalar
+checked_input = compiled_only("kernels", "checked_input")  # (x): a typing error naming why x cannot be seeded
 
 
 def _input_problem(x):
@@ -191,7 +184,7 @@ def _out_eps12(out, k):
 def _out_value(out):
     if isinstance(out, DualType):
         return lambda out: out.value
-    if isinstance(out, DUAL_ARRAYS):
+    if isinstance(out, ARRAYS):
         return lambda out: out.values.copy()
     if isinstance(out, (types.Float, types.Integer)):
         return lambda out: float(out)

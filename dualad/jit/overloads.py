@@ -32,9 +32,8 @@ from .types import (ARRAYS, NUMBER, ActiveType, DualArrayType, DualType, HyperDu
                     store_element, tuple_axpy, tuple_zero, tuple_outer_axpy, tuple_scale, unit_tuple,
                     zero_element)
 
-DUAL_ARRAYS = ARRAYS  # arrays of Dual, HyperDual or Active elements, stored or seeded
 SCALARS = (DualType, HyperDualType, ActiveType)
-DUALS = SCALARS + DUAL_ARRAYS
+DUALS = SCALARS + ARRAYS
 def _by_value(t):
     """Scalars that compare by value, refuse float() and take max/min, math.log and isnan:
     the dual types and the compiled tape's actives."""
@@ -302,15 +301,15 @@ def _elementwise(entry, arity):
     name = getattr(entry, "__name__", entry)
 
     def choose(*arg_types):
-        if not any(isinstance(t, DUAL_ARRAYS) for t in arg_types):
+        if not any(isinstance(t, ARRAYS) for t in arg_types):
             return None
         if not all(_is_operand(t) for t in arg_types):
             raise TypingError(f"{name}: arrays of duals combine "
                               f"with 1-D float arrays, duals and numbers; got {arg_types}")
         _one_element_type(arg_types, name)
         like = arg_types.index(next(t for t in arg_types if isinstance(t, DUALS)))
-        get = [_element if isinstance(t, (types.Array,) + DUAL_ARRAYS) else _whole for t in arg_types]
-        size = [_length if isinstance(t, (types.Array,) + DUAL_ARRAYS) else _no_length for t in arg_types]
+        get = [_element if isinstance(t, (types.Array,) + ARRAYS) else _whole for t in arg_types]
+        size = [_length if isinstance(t, (types.Array,) + ARRAYS) else _no_length for t in arg_types]
         if arity == 1:
             get_a = get[0]
 
@@ -504,10 +503,10 @@ _values = register_jitable(lambda a: a.values)
 def _array_comparison(op):
     """Arrays of duals compare by value, elementwise, giving a boolean array (like NumPy)."""
     def choose(a, b):
-        if not (isinstance(a, DUAL_ARRAYS) or isinstance(b, DUAL_ARRAYS)):
+        if not (isinstance(a, ARRAYS) or isinstance(b, ARRAYS)):
             return None
-        va = _values if isinstance(a, DUAL_ARRAYS) else (_primal if isinstance(a, SCALARS) else _itself)
-        vb = _values if isinstance(b, DUAL_ARRAYS) else (_primal if isinstance(b, SCALARS) else _itself)
+        va = _values if isinstance(a, ARRAYS) else (_primal if isinstance(a, SCALARS) else _itself)
+        vb = _values if isinstance(b, ARRAYS) else (_primal if isinstance(b, SCALARS) else _itself)
         return lambda a, b: op(va(a), vb(b))
     return choose
 
@@ -528,17 +527,16 @@ def _float_of_dual(x):
 
 # ---- arrays of duals: structure -----------------------------------------------------------------------
 # Every 1-D array kind of the compiled path keeps its primals in .values.
-WITH_VALUES = DUAL_ARRAYS
 
 
 @overload(len)
 def _len(a):
-    if isinstance(a, WITH_VALUES):
+    if isinstance(a, ARRAYS):
         return lambda a: len(a.values)
     return None
 
 
-for _array_type in WITH_VALUES:
+for _array_type in ARRAYS:
     overload_attribute(_array_type, "shape")(lambda a: lambda a: a.values.shape)
     overload_attribute(_array_type, "size")(lambda a: lambda a: a.values.size)
     overload_attribute(_array_type, "ndim")(lambda a: lambda a: 1)
@@ -573,7 +571,7 @@ def as_dual_array(a):
 def _as_dual_array(a):
     if isinstance(a, DualArrayType):
         return lambda a: a
-    if isinstance(a, DUAL_ARRAYS) or _sequence_of(a, SCALARS):
+    if isinstance(a, ARRAYS) or _sequence_of(a, SCALARS):
         def materialise(a):
             out = new_array(a, len(a))
             for i in range(len(a)):
@@ -649,8 +647,8 @@ def _setitem(a, index, item):
     if isinstance(index, types.SliceType):
         if not (_is_operand(item) and (not isinstance(item, DUALS) or element_of(item) == a.element)):
             raise TypingError(f"cannot assign {item} to a slice of an array of duals of {a.element}")
-        get = _element_or_whole[isinstance(item, (types.Array,) + DUAL_ARRAYS)]
-        check = _length if isinstance(item, (types.Array,) + DUAL_ARRAYS) else _no_length
+        get = _element_or_whole[isinstance(item, (types.Array,) + ARRAYS)]
+        check = _length if isinstance(item, (types.Array,) + ARRAYS) else _no_length
 
         def store_slice(a, index, item):
             start, stop, step = index.indices(len(a.values))
@@ -675,7 +673,7 @@ def _setitem(a, index, item):
 
 def _like(fill):
     def choose(a, dtype=None):
-        if isinstance(a, DUAL_ARRAYS):
+        if isinstance(a, ARRAYS):
             width = DualArrayType(a.element).width
             return lambda a, dtype=None: make_dual_array(np.full(len(a.values), fill),
                                                          np.zeros((len(a.values), width)), a)
@@ -685,7 +683,7 @@ def _like(fill):
 
 @overload(np.full_like)
 def _full_like(a, fill_value, dtype=None):
-    if isinstance(a, DUAL_ARRAYS):
+    if isinstance(a, ARRAYS):
         if not isinstance(fill_value, NUMBER):
             raise TypingError("np.full_like of an array of duals takes a number as fill_value")
         width = DualArrayType(a.element).width
@@ -701,7 +699,7 @@ overload(np.ones_like)(_like(1.0))
 
 def _reduction(start, op):
     def choose(a):
-        if isinstance(a, DUAL_ARRAYS):
+        if isinstance(a, ARRAYS):
             def impl(a):
                 total = zero_element(a) + start
                 for i in range(len(a.values)):
@@ -725,8 +723,8 @@ def _where(condition, x, y):
         raise TypingError("np.where on duals takes a boolean array as condition")
     _one_element_type((x, y), "np.where")
     pick_like = _first if isinstance(x, DUALS) else _second
-    get_x = _element_or_whole[isinstance(x, (types.Array,) + DUAL_ARRAYS)]
-    get_y = _element_or_whole[isinstance(y, (types.Array,) + DUAL_ARRAYS)]
+    get_x = _element_or_whole[isinstance(x, (types.Array,) + ARRAYS)]
+    get_y = _element_or_whole[isinstance(y, (types.Array,) + ARRAYS)]
 
     def impl(condition, x, y):
         m = len(condition)
@@ -742,7 +740,7 @@ def _where(condition, x, y):
 
 @overload(np.roll)
 def _roll(a, shift):
-    if isinstance(a, DUAL_ARRAYS):
+    if isinstance(a, ARRAYS):
         def impl(a, shift):
             m = len(a)
             out = new_array(a, m)
@@ -756,7 +754,7 @@ def _roll(a, shift):
 @overload(np.dot)
 @overload(operator.matmul)
 def _dot(a, b):
-    if isinstance(a, types.Array) and a.ndim == 2 and isinstance(b, DUAL_ARRAYS):
+    if isinstance(a, types.Array) and a.ndim == 2 and isinstance(b, ARRAYS):
         def matvec(a, b):
             # Loops, not a @ b: numba's @ on float matrices needs scipy's BLAS, and the
             # runtime dependencies are numpy and numba only.
@@ -771,7 +769,7 @@ def _dot(a, b):
                 store_element(out, i, total)
             return out
         return matvec
-    if isinstance(a, DUAL_ARRAYS) and isinstance(b, DUAL_ARRAYS + (types.Array,)):
+    if isinstance(a, ARRAYS) and isinstance(b, ARRAYS + (types.Array,)):
         def inner(a, b):
             if len(a) != len(b):
                 raise ValueError("dot: shapes not aligned")
@@ -780,7 +778,7 @@ def _dot(a, b):
                 total = total + a[i] * b[i]
             return total
         return inner
-    if isinstance(a, types.Array) and a.ndim == 1 and isinstance(b, DUAL_ARRAYS):
+    if isinstance(a, types.Array) and a.ndim == 1 and isinstance(b, ARRAYS):
         return lambda a, b: np.dot(b, a)
     return None
 
@@ -793,8 +791,8 @@ def _sequence_of(seq, kinds):
 @overload(np.concatenate)
 def _concatenate(arrays):
     """Dual arrays (with float arrays) joined end to end; one element type throughout."""
-    if isinstance(arrays, types.BaseTuple) and any(isinstance(t, DUAL_ARRAYS) for t in arrays):
-        if not all(isinstance(t, DUAL_ARRAYS) or (isinstance(t, types.Array) and t.ndim == 1)
+    if isinstance(arrays, types.BaseTuple) and any(isinstance(t, ARRAYS) for t in arrays):
+        if not all(isinstance(t, ARRAYS) or (isinstance(t, types.Array) and t.ndim == 1)
                    for t in arrays):
             raise TypingError(f"np.concatenate of duals joins 1-D arrays, got {arrays}")
         _one_element_type(tuple(arrays), "np.concatenate")
@@ -811,7 +809,7 @@ def _concatenate(arrays):
                 start += len(part)
             return out
         return join_tuple
-    if _sequence_of(arrays, DUAL_ARRAYS):
+    if _sequence_of(arrays, ARRAYS):
         def join_list(arrays):
             total = 0
             for part in arrays:

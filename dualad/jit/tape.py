@@ -39,7 +39,7 @@ from numba.core.extending import overload, register_jitable
 from . import overloads
 from .kernels import compile_kernel, gradient_of, seeded_caller
 from .tuples import as_input, flat_input, shaped_like_input
-from .types import (ActiveArrayType, ActiveType, address_of, drop, float_pointer, int_pointer, keep,
+from .types import (compiled_only, ActiveArrayType, ActiveType, address_of, drop, float_pointer, int_pointer, keep,
                     make_active, make_active_array, pool_address, try_lock, unlock)
 
 __all__ = ["value_and_grad", "grad", "jacrev", "vjp"]
@@ -75,18 +75,12 @@ def _setitem(a, index, item):
 
 
 # ---- kernels ------------------------------------------------------------------------------------------------
-def _compiled_only(name):
-    def fn(*args):
-        raise TypeError(f"dualad.jit.tape.{name} runs inside compiled kernels only")
-    return fn
-
-
-seed = _compiled_only("seed")        # x as actives on nodes 0..n-1 of the tape at `header`
-read_out = _compiled_only("read_out")  # (value, node) of f's output
-output_nodes = _compiled_only("output_nodes")  # (nodes, scales) of each entry of f's output
-shaped_jacobian = _compiled_only("shaped_jacobian")  # J (m, n) shaped for f's output and x
-output_value = _compiled_only("output_value")  # f's output without its derivative
-as_vector = _compiled_only("as_vector")  # a cotangent as a 1-D array
+seed = compiled_only("tape", "seed")        # x as actives on nodes 0..n-1 of the tape at `header`
+read_out = compiled_only("tape", "read_out")  # (value, node) of f's output
+output_nodes = compiled_only("tape", "output_nodes")  # (nodes, scales) of each entry of f's output
+shaped_jacobian = compiled_only("tape", "shaped_jacobian")  # J (m, n) shaped for f's output and x
+output_value = compiled_only("tape", "output_value")  # f's output without its derivative
+as_vector = compiled_only("tape", "as_vector")  # a cotangent as a 1-D array
 
 
 @overload(seed)
@@ -117,7 +111,7 @@ def _output_nodes(out):
         return lambda out: (np.array([out.index]), np.array([out.scale]))
     if isinstance(out, (types.Float, types.Integer)):
         return lambda out: (np.array([-1]), np.array([0.0]))
-    if isinstance(out, overloads.DUAL_ARRAYS) and isinstance(out.element, ActiveType):
+    if isinstance(out, overloads.ARRAYS) and isinstance(out.element, ActiveType):
         def entries(out):
             m = len(out)
             nodes, scales = np.empty(m, np.int64), np.empty(m)
@@ -138,7 +132,7 @@ def _output_value(out):
         return lambda out: out.value
     if isinstance(out, (types.Float, types.Integer)):
         return lambda out: float(out)
-    if isinstance(out, overloads.DUAL_ARRAYS):
+    if isinstance(out, overloads.ARRAYS):
         return lambda out: out.values.copy()
     return lambda out: out.astype(np.float64)
 

@@ -20,27 +20,22 @@ from numba.core import types
 from numba.core.errors import TypingError
 from numba.core.extending import overload
 
+from .types import compiled_only
+
 __all__ = ["flat_input", "input_size", "total_size", "as_input", "shaped_like_input", "hessian_like_input", "is_leaf_tuple"]
 
 
-def _compiled_only(name):
-    def fn(*args):
-        raise TypeError(f"dualad.jit.tuples.{name} runs inside compiled kernels only")
-    fn.__name__ = name
-    return fn
-
-
-flat_input = _compiled_only("flat_input")
-input_size = _compiled_only("input_size")
-total_size = _compiled_only("total_size")
-as_input = _compiled_only("as_input")
-shaped_like_input = _compiled_only("shaped_like_input")
-hessian_like_input = _compiled_only("hessian_like_input")
-_size_from = _compiled_only("_size_from")  # (x, k): total size of leaves k, k+1, ...
-_copy_from = _compiled_only("_copy_from")  # (x, out, offset, k): leaves k... into out[offset:]
-_views_from = _compiled_only("_views_from")  # (x, seeded, offset, k): views of leaves k...
-_pieces_from = _compiled_only("_pieces_from")  # (x, r, offset, k): r's trailing-axis pieces
-_rows_from = _compiled_only("_rows_from")  # (x, H, offset, k): H's row blocks, each cut
+flat_input = compiled_only("tuples", "flat_input")
+input_size = compiled_only("tuples", "input_size")
+total_size = compiled_only("tuples", "total_size")
+as_input = compiled_only("tuples", "as_input")
+shaped_like_input = compiled_only("tuples", "shaped_like_input")
+hessian_like_input = compiled_only("tuples", "hessian_like_input")
+_size_from = compiled_only("tuples", "_size_from")  # (x, k): total size of leaves k, k+1, ...
+_copy_from = compiled_only("tuples", "_copy_from")  # (x, out, offset, k): leaves k... into out[offset:]
+_views_from = compiled_only("tuples", "_views_from")  # (x, seeded, offset, k): views of leaves k...
+_pieces_from = compiled_only("tuples", "_pieces_from")  # (x, r, offset, k): r's trailing-axis pieces
+_rows_from = compiled_only("tuples", "_rows_from")  # (x, H, offset, k): H's row blocks, each cut
 
 
 def _is_scalar(t):

@@ -32,13 +32,22 @@ from numba.core.imputils import RefType, impl_ret_new_ref, iternext_impl
 __all__ = ["DualType", "DualArrayType", "make_dual", "make_dual_array", "tuple_scale",
            "tuple_axpy", "SeedArrayType", "make_seed_array", "unit_tuple", "NUMBER",
            "HyperDualType", "make_hyper", "make_hyper_sym", "tuple_outer_axpy", "packed_size",
-           "HyperSeedArrayType", "make_hyper_seed_array", "ARRAYS", "tuple_fields", "element_of",
+           "HyperSeedArrayType", "make_hyper_seed_array", "ARRAYS", "compiled_only", "tuple_fields", "element_of",
            "element_width",
            "load_element", "store_element", "zero_element", "ACTIVE", "ActiveType", "make_active",
            "ACTIVE_ARRAY", "ActiveArrayType", "make_active_array", "address_of", "int_pointer",
            "float_pointer", "pool_address", "try_lock", "unlock", "keep", "drop"]
 
 NUMBER = (types.Float, types.Integer, types.Boolean)
+
+
+def compiled_only(module, name):
+    """A function that means something inside compiled code only (numba resolves it through
+    its @overload); called from Python it says so."""
+    def fn(*args):
+        raise TypeError(f"dualad.jit.{module}.{name} runs inside compiled kernels only")
+    fn.__name__ = name
+    return fn
 
 
 def register_struct(type_class, members):
@@ -357,7 +366,7 @@ def make_hyper_seed_array(typingctx, values, first1, first2, stride, n1, n2):
 
 
 # ---- the element of an array of duals, read and written in place ---------------------------------
-ARRAYS = (DualArrayType, SeedArrayType, HyperSeedArrayType)
+_FORWARD_ARRAYS = (DualArrayType, SeedArrayType, HyperSeedArrayType)  # ActiveArrayType: below
 
 
 def element_width(element):
@@ -380,7 +389,7 @@ def tuple_fields(element):
 def element_of(t):
     """The scalar dual type of a dual scalar or array type, or of the first dual in a tuple
     or list of them."""
-    if isinstance(t, ARRAYS):
+    if isinstance(t, _FORWARD_ARRAYS + (ActiveArrayType,)):
         return t.element
     if isinstance(t, (DualType, HyperDualType, ActiveType)):
         return t
@@ -388,7 +397,7 @@ def element_of(t):
         return element_of(t.dtype)
     if isinstance(t, types.BaseTuple):
         for member in t:
-            if isinstance(member, ARRAYS + (DualType, HyperDualType, ActiveType)):
+            if isinstance(member, _FORWARD_ARRAYS + (ActiveArrayType, DualType, HyperDualType, ActiveType)):
                 return element_of(member)
     raise TypingError(f"{t} is not a dual number or an array of them")
 
@@ -580,7 +589,8 @@ def make_active_array(typingctx, values, first, stride, header):
 
 
 lower_builtin("getiter", ActiveArrayType)(_getiter)
-ARRAYS = ARRAYS + (ActiveArrayType,)  # arrays of actives take the DualArray operations too
+# Every compiled array of duals; arrays of actives take the DualArray operations too.
+ARRAYS = _FORWARD_ARRAYS + (ActiveArrayType,)
 
 # An active stored in a DualArray: columns index + 1, scale, header, as floats (exact below
 # 2^53, which holds node counts and user-space addresses), so that a zero-filled buffer
