@@ -4,4 +4,5 @@ Imported lazily (importing numba costs about half a second): dualad.dispatch loa
 transform is given a numba dispatcher, or jit=True, and registering a primitive loads it.
 """
 
-from . import auto, kernels, overloads, tape, types  # noqa: F401
+from . import overloads, protocol, numpy_overloads  # noqa: F401  (overloads, in this order)
+from . import auto, kernels, tape, types  # noqa: F401

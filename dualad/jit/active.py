@@ -10,7 +10,8 @@ tape, its sweeps and its kernels are tape.py.
 import numba
 from numba.core.extending import register_jitable
 
-from .types import float_pointer, int_pointer, make_active
+from .runtime import float_pointer, int_pointer
+from .types import make_active
 
 __all__ = ["push", "one_operand", "two_operands", "constant"]
 

@@ -24,7 +24,7 @@ from numba.core.extending import overload, register_jitable
 from . import kernels, tape
 from .cache import set_key
 from .tuples import input_size, total_size
-from .types import int_pointer, pool_address
+from .runtime import int_pointer, pool_address
 
 __all__ = ["value_and_grad", "grad", "jacobian", "pick", "records_onto_tape"]
 

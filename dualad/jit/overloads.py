@@ -6,8 +6,10 @@ Python operator and in-place operator) gets two overloads:
     plain numbers: the rule's value and partials, compiled;
   * arrays of duals (mixed with 1-D float arrays, duals and numbers): a loop that calls the
     same entry point on each element.
-Also here: comparisons by value, indexing and assignment of dual arrays, len/shape,
-zeros_like & co., sum, dot/matmul. No derivative formula appears in this file.
+The scalar protocol and the array surface (comparisons by value, float(), math.log and
+isnan, len, indexing, assignment) are protocol.py; NumPy functions on arrays of duals
+(zeros_like & co., sums, where, roll, dot/matmul, stack, concatenate, max/min) are
+numpy_overloads.py. No derivative formula appears in any of them.
 """
 
 import math
@@ -16,28 +18,28 @@ import types as pytypes
 
 import numba
 import numpy as np
-from numba import literal_unroll
 from numba.core import types
 from numba.core.errors import NumbaError, TypingError
-from numba.core.extending import overload, overload_attribute, register_jitable
+from numba.core.extending import overload, register_jitable
 
-from .. import math as dual_math
 from .. import rules
 from ..primitives import subscribe
 from ..rules import RULES
 from .active import constant, one_operand, two_operands
 from .types import (ARRAYS, NUMBER, ActiveType, DualArrayType, DualType, HyperDualType,
-                    HyperSeedArrayType, SeedArrayType, element_of, load_element, make_dual, make_dual_array,
-                    make_hyper, make_hyper_seed_array, make_hyper_sym, make_seed_array,
-                    store_element, tuple_axpy, tuple_zero, tuple_outer_axpy, tuple_scale, unit_tuple,
-                    zero_element)
+                    element_of, make_dual, make_dual_array, make_hyper, make_hyper_sym,
+                    store_element)
+from .intrinsics import tuple_axpy, tuple_outer_axpy, tuple_scale, tuple_zero
 
 SCALARS = (DualType, HyperDualType, ActiveType)
 DUALS = SCALARS + ARRAYS
-def _by_value(t):
+
+
+def by_value(t):
     """Scalars that compare by value, refuse float() and take max/min, math.log and isnan:
     the dual types and the compiled tape's actives."""
     return isinstance(t, SCALARS)
+
 
 # ---- helpers the rules call, given their scalar meaning ---------------------------------------
 # Rule code (partials, helpers, the scalar overloads) compiles with NumPy's error model, set
@@ -263,9 +265,9 @@ def binary_chooser(name, cases):
 # ---- arrays of duals, elementwise -----------------------------------------------------------------
 _element = register_jitable(lambda a, i: a[i])
 _whole = register_jitable(lambda a, i: a)
-_length = register_jitable(lambda a: len(a))
-_no_length = register_jitable(lambda a: -1)
-_element_or_whole = {True: _element, False: _whole}
+length_of = register_jitable(lambda a: len(a))
+no_length = register_jitable(lambda a: -1)
+element_or_whole = {True: _element, False: _whole}
 
 
 def new_array(like, m):
@@ -281,12 +283,12 @@ def _new_array(like, m):
     return None
 
 
-def _is_operand(t):
+def is_operand(t):
     return (isinstance(t, NUMBER + DUALS) or
             (isinstance(t, types.Array) and t.ndim == 1 and isinstance(t.dtype, NUMBER)))
 
 
-def _one_element_type(arg_types, what):
+def one_element_type(arg_types, what):
     """The dual element type shared by the dual operands (a TypingError if they differ)."""
     elements = {element_of(t) for t in arg_types if isinstance(t, DUALS)}
     if len(elements) != 1:
@@ -303,13 +305,13 @@ def _elementwise(entry, arity):
     def choose(*arg_types):
         if not any(isinstance(t, ARRAYS) for t in arg_types):
             return None
-        if not all(_is_operand(t) for t in arg_types):
+        if not all(is_operand(t) for t in arg_types):
             raise TypingError(f"{name}: arrays of duals combine "
                               f"with 1-D float arrays, duals and numbers; got {arg_types}")
-        _one_element_type(arg_types, name)
+        one_element_type(arg_types, name)
         like = arg_types.index(next(t for t in arg_types if isinstance(t, DUALS)))
         get = [_element if isinstance(t, (types.Array,) + ARRAYS) else _whole for t in arg_types]
-        size = [_length if isinstance(t, (types.Array,) + ARRAYS) else _no_length for t in arg_types]
+        size = [length_of if isinstance(t, (types.Array,) + ARRAYS) else no_length for t in arg_types]
         if arity == 1:
             get_a = get[0]
 
@@ -321,7 +323,7 @@ def _elementwise(entry, arity):
                 return out
             return unary
         (get_a, get_b), (size_a, size_b) = get, size
-        pick_like = _first if like == 0 else _second
+        pick_like = first_of if like == 0 else second_of
 
         def binary(a, b):
             la, lb = size_a(a), size_b(b)
@@ -339,8 +341,8 @@ def _elementwise(entry, arity):
     return lambda a, b: choose(a, b)
 
 
-_first = register_jitable(lambda a, b: a)
-_second = register_jitable(lambda a, b: b)
+first_of = register_jitable(lambda a, b: a)
+second_of = register_jitable(lambda a, b: b)
 
 
 # ---- registration: one loop over the table -----------------------------------------------------------
@@ -442,447 +444,3 @@ def _register_primitive(entry, rule, value):
 
 
 subscribe(_register_primitive)
-
-
-def _log_with_base(numbers_too):
-    """math.log(x[, base]); dualad.math.log also takes plain numbers (numba knows math's)."""
-    def choose(x, base=None):
-        if not (_by_value(x) or (numbers_too and isinstance(x, NUMBER))):
-            return None
-        if base is None or isinstance(base, types.NoneType):
-            return lambda x, base=None: np.log(x)
-        return lambda x, base=None: np.log(x) / np.log(base)
-    return choose
-
-
-overload(math.log)(_log_with_base(numbers_too=False))
-overload(dual_math.log)(_log_with_base(numbers_too=True))
-
-
-def _value_test(test):
-    """isnan/isinf/isfinite of a dual: of its value."""
-    def choose(x):
-        if _by_value(x):
-            return lambda x: test(x.value)
-        if isinstance(x, NUMBER):
-            return lambda x: test(x)
-        return None
-    return choose
-
-
-for _test in ("isnan", "isinf", "isfinite"):
-    overload(getattr(dual_math, _test))(_value_test(getattr(np, _test)))
-    overload(getattr(math, _test))(_value_test(getattr(np, _test)))
-
-
-# ---- comparisons by value ----------------------------------------------------------------------------
-_primal = register_jitable(lambda a: a.value)
-_itself = register_jitable(lambda a: a)
-
-
-def _scalar_pair(a, b):
-    """Whether a and b are a by-value scalar (dual, hyper-dual, active) and such a scalar or a
-    plain number: the operands comparisons and max/min take."""
-    return ((_by_value(a) or _by_value(b)) and
-            all(_by_value(t) or isinstance(t, NUMBER) for t in (a, b)))
-
-
-def _comparison(op):
-    def choose(a, b):
-        if not _scalar_pair(a, b):
-            return None
-        pa = _primal if _by_value(a) else _itself
-        pb = _primal if _by_value(b) else _itself
-        return lambda a, b: op(pa(a), pb(b))
-    return choose
-
-
-_values = register_jitable(lambda a: a.values)
-
-
-def _array_comparison(op):
-    """Arrays of duals compare by value, elementwise, giving a boolean array (like NumPy)."""
-    def choose(a, b):
-        if not (isinstance(a, ARRAYS) or isinstance(b, ARRAYS)):
-            return None
-        va = _values if isinstance(a, ARRAYS) else (_primal if isinstance(a, SCALARS) else _itself)
-        vb = _values if isinstance(b, ARRAYS) else (_primal if isinstance(b, SCALARS) else _itself)
-        return lambda a, b: op(va(a), vb(b))
-    return choose
-
-
-for _op in (operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne):
-    overload(_op)(_comparison(_op))
-    overload(_op)(_array_comparison(_op))
-
-
-@overload(float)
-def _float_of_dual(x):
-    if _by_value(x):
-        raise TypingError("float() of a dual would drop its derivative: keep the value a dual "
-                          "(arithmetic, math.* and np.* functions work on duals), or call "
-                          "dualad's transform with jit=False to use the Python path")
-    return None
-
-
-# ---- arrays of duals: structure -----------------------------------------------------------------------
-# Every 1-D array kind of the compiled path keeps its primals in .values.
-
-
-@overload(len)
-def _len(a):
-    if isinstance(a, ARRAYS):
-        return lambda a: len(a.values)
-    return None
-
-
-for _array_type in ARRAYS:
-    overload_attribute(_array_type, "shape")(lambda a: lambda a: a.values.shape)
-    overload_attribute(_array_type, "size")(lambda a: lambda a: a.values.size)
-    overload_attribute(_array_type, "ndim")(lambda a: lambda a: 1)
-
-
-@register_jitable
-def _wrap(index, length):
-    return index + length if index < 0 else index
-
-
-@register_jitable
-def _wrap_and_check(index, length):
-    index = _wrap(index, length)
-    if index < 0 or index >= length:
-        raise IndexError("index out of bounds for an array of duals")
-    return index
-
-
-# Like numba's own arrays: negative indices always wrap (a seed slot computed from an
-# unwrapped index would be a wrong derivative); out-of-bounds indices are checked only
-# under NUMBA_BOUNDSCHECK=1, because a raise path in the hot loop costs 2-3x here.
-checked_index = _wrap_and_check if numba.core.config.BOUNDSCHECK else _wrap
-
-
-def as_dual_array(a):
-    """An array of duals with its components stored (a seed array or a list of scalar
-    duals materialised)."""
-    raise TypeError("as_dual_array runs inside compiled code only")
-
-
-@overload(as_dual_array)
-def _as_dual_array(a):
-    if isinstance(a, DualArrayType):
-        return lambda a: a
-    if isinstance(a, ARRAYS) or _sequence_of(a, SCALARS):
-        def materialise(a):
-            out = new_array(a, len(a))
-            for i in range(len(a)):
-                store_element(out, i, a[i])
-            return out
-        return materialise
-    return None
-
-
-@overload(operator.getitem)
-def _hyper_getitem(a, index):
-    if not isinstance(a, HyperSeedArrayType):
-        return None
-    element = a.element
-    n1, n2, size12 = element.n1, element.n2, element.eps12_size
-    if isinstance(index, types.Integer) and element.symmetric:
-        def symmetric_element(a, index):
-            i = checked_index(index, len(a.values))
-            return make_hyper_sym(a.values[i], unit_tuple(i * a.stride - a.first1, n1),
-                                  unit_tuple(-1, size12))
-        return symmetric_element
-    if isinstance(index, types.Integer):
-        def general_element(a, index):
-            i = checked_index(index, len(a.values))
-            return make_hyper(a.values[i], unit_tuple(i * a.stride - a.first1, n1),
-                              unit_tuple(i * a.stride - a.first2, n2), unit_tuple(-1, size12))
-        return general_element
-    if isinstance(index, types.SliceType):
-        width2 = 0 if element.symmetric else n2
-
-        def seeded_slice(a, index):
-            start, stop, step = index.indices(len(a.values))
-            return make_hyper_seed_array(a.values[index], a.first1 - start * a.stride,
-                                         a.first2 - start * a.stride, a.stride * step, n1, width2)
-        return seeded_slice
-    raise TypingError(f"the input of a compiled Hessian takes an integer or a slice as index, not {index}")
-
-
-@overload(operator.getitem)
-def _getitem(a, index):
-    if isinstance(a, SeedArrayType):
-        n = a.n
-        if isinstance(index, types.Integer):
-            def seeded_element(a, index):
-                i = checked_index(index, len(a.values))
-                return make_dual(a.values[i], unit_tuple(i * a.stride - a.first, n))
-            return seeded_element
-        if isinstance(index, types.SliceType):
-            def seeded_slice(a, index):
-                start, stop, step = index.indices(len(a.values))
-                return make_seed_array(a.values[index], a.first - start * a.stride, a.stride * step, n)
-            return seeded_slice
-    elif isinstance(a, DualArrayType):
-        if isinstance(index, types.Integer):
-            return lambda a, index: load_element(a, checked_index(index, len(a.values)))
-        if isinstance(index, types.SliceType):
-            return lambda a, index: make_dual_array(a.values[index], a.components[index], a)
-    else:
-        return None
-    raise TypingError(f"arrays of duals take an integer or a slice as index, not {index}")
-
-
-@overload(operator.setitem)
-def _setitem(a, index, item):
-    if isinstance(a, (SeedArrayType, HyperSeedArrayType)):
-        raise TypingError("the differentiated input is read-only inside a compiled transform; "
-                          "copy it first (y = np.zeros_like(x); y[i] = x[i] ...)")
-    if isinstance(a, types.Array) and isinstance(item, SCALARS):
-        raise TypingError(f"a float array cannot hold a dual ({item}): make the buffer with "
-                          "np.zeros_like(x) or np.empty_like(x) of a dual array x, so it holds duals")
-    if not isinstance(a, DualArrayType):
-        return None
-    if isinstance(index, types.SliceType):
-        if not (_is_operand(item) and (not isinstance(item, DUALS) or element_of(item) == a.element)):
-            raise TypingError(f"cannot assign {item} to a slice of an array of duals of {a.element}")
-        get = _element_or_whole[isinstance(item, (types.Array,) + ARRAYS)]
-        check = _length if isinstance(item, (types.Array,) + ARRAYS) else _no_length
-
-        def store_slice(a, index, item):
-            start, stop, step = index.indices(len(a.values))
-            count = len(range(start, stop, step))
-            if check(item) != -1 and check(item) != count:
-                raise ValueError("could not broadcast the assigned array into the slice")
-            for k in range(count):
-                a[start + k * step] = get(item, k)
-        return store_slice
-    if not isinstance(index, types.Integer):
-        raise TypingError(f"assignment into an array of duals takes an integer or a slice, not {index}")
-    if item == a.element:
-        return lambda a, index, item: store_element(a, checked_index(index, len(a.values)), item)
-    if isinstance(item, NUMBER):
-        def store_number(a, index, item):
-            i = checked_index(index, len(a.values))
-            a.values[i] = item
-            a.components[i, :] = 0.0
-        return store_number
-    raise TypingError(f"cannot store {item} in an array of duals of {a.element}")
-
-
-def _like(fill):
-    def choose(a, dtype=None):
-        if isinstance(a, ARRAYS):
-            width = DualArrayType(a.element).width
-            return lambda a, dtype=None: make_dual_array(np.full(len(a.values), fill),
-                                                         np.zeros((len(a.values), width)), a)
-        return None
-    return choose
-
-
-@overload(np.full_like)
-def _full_like(a, fill_value, dtype=None):
-    if isinstance(a, ARRAYS):
-        if not isinstance(fill_value, NUMBER):
-            raise TypingError("np.full_like of an array of duals takes a number as fill_value")
-        width = DualArrayType(a.element).width
-        return lambda a, fill_value, dtype=None: make_dual_array(
-            np.full(len(a.values), float(fill_value)), np.zeros((len(a.values), width)), a)
-    return None
-
-
-overload(np.zeros_like)(_like(0.0))
-overload(np.empty_like)(_like(0.0))
-overload(np.ones_like)(_like(1.0))
-
-
-def _reduction(start, op):
-    def choose(a):
-        if isinstance(a, ARRAYS):
-            def impl(a):
-                total = zero_element(a) + start
-                for i in range(len(a.values)):
-                    total = op(total, a[i])
-                return total
-            return impl
-        return None
-    return choose
-
-
-overload(np.sum)(_reduction(0.0, operator.add))
-overload(np.prod)(_reduction(1.0, operator.mul))
-
-
-@overload(np.where)
-def _where(condition, x, y):
-    """Elementwise choice: the derivative of the branch taken (JAX's convention)."""
-    if not any(isinstance(t, DUALS) for t in (x, y)):
-        return None
-    if not (isinstance(condition, types.Array) and isinstance(condition.dtype, types.Boolean)):
-        raise TypingError("np.where on duals takes a boolean array as condition")
-    _one_element_type((x, y), "np.where")
-    pick_like = _first if isinstance(x, DUALS) else _second
-    get_x = _element_or_whole[isinstance(x, (types.Array,) + ARRAYS)]
-    get_y = _element_or_whole[isinstance(y, (types.Array,) + ARRAYS)]
-
-    def impl(condition, x, y):
-        m = len(condition)
-        like = pick_like(x, y)
-        out = new_array(like, m)
-        zero = zero_element(like)
-        for i in range(m):
-            # the untaken branch is not evaluated: a plain number becomes a dual with zero partials
-            store_element(out, i, zero + (get_x(x, i) if condition[i] else get_y(y, i)))
-        return out
-    return impl
-
-
-@overload(np.roll)
-def _roll(a, shift):
-    if isinstance(a, ARRAYS):
-        def impl(a, shift):
-            m = len(a)
-            out = new_array(a, m)
-            for i in range(m):
-                store_element(out, i, a[(i - shift) % m])
-            return out
-        return impl
-    return None
-
-
-@overload(np.dot)
-@overload(operator.matmul)
-def _dot(a, b):
-    if isinstance(a, types.Array) and a.ndim == 2 and isinstance(b, ARRAYS):
-        def matvec(a, b):
-            # Loops, not a @ b: numba's @ on float matrices needs scipy's BLAS, and the
-            # runtime dependencies are numpy and numba only.
-            rows, cols = a.shape
-            if cols != len(b):
-                raise ValueError("matmul: shapes not aligned")
-            out = new_array(b, rows)
-            for i in range(rows):
-                total = zero_element(b)
-                for j in range(cols):
-                    total = total + a[i, j] * b[j]
-                store_element(out, i, total)
-            return out
-        return matvec
-    if isinstance(a, ARRAYS) and isinstance(b, ARRAYS + (types.Array,)):
-        def inner(a, b):
-            if len(a) != len(b):
-                raise ValueError("dot: shapes not aligned")
-            total = zero_element(a)
-            for i in range(len(a)):
-                total = total + a[i] * b[i]
-            return total
-        return inner
-    if isinstance(a, types.Array) and a.ndim == 1 and isinstance(b, ARRAYS):
-        return lambda a, b: np.dot(b, a)
-    return None
-
-
-def _sequence_of(seq, kinds):
-    """Whether seq is a homogeneous tuple or list whose items are of the given kinds."""
-    return (isinstance(seq, (types.UniTuple, types.List)) and isinstance(seq.dtype, kinds))
-
-
-@overload(np.concatenate)
-def _concatenate(arrays):
-    """Dual arrays (with float arrays) joined end to end; one element type throughout."""
-    if isinstance(arrays, types.BaseTuple) and any(isinstance(t, ARRAYS) for t in arrays):
-        if not all(isinstance(t, ARRAYS) or (isinstance(t, types.Array) and t.ndim == 1)
-                   for t in arrays):
-            raise TypingError(f"np.concatenate of duals joins 1-D arrays, got {arrays}")
-        _one_element_type(tuple(arrays), "np.concatenate")
-
-        def join_tuple(arrays):
-            total = 0
-            for part in literal_unroll(arrays):
-                total += len(part)
-            out = new_array(arrays, total)
-            zero, start = zero_element(arrays), 0
-            for part in literal_unroll(arrays):
-                for i in range(len(part)):
-                    store_element(out, start + i, zero + part[i])
-                start += len(part)
-            return out
-        return join_tuple
-    if _sequence_of(arrays, ARRAYS):
-        def join_list(arrays):
-            total = 0
-            for part in arrays:
-                total += len(part)
-            out = new_array(arrays, total)
-            start = 0
-            for part in arrays:
-                for i in range(len(part)):
-                    store_element(out, start + i, part[i])
-                start += len(part)
-            return out
-        return join_list
-    return None
-
-
-@overload(np.stack)
-def _stack(items):
-    """A 1-D array of duals from a tuple or list of scalar duals (and numbers)."""
-    if isinstance(items, types.BaseTuple) and any(isinstance(t, SCALARS) for t in items):
-        if not all(isinstance(t, SCALARS + NUMBER) for t in items):
-            raise TypingError(f"np.stack of duals takes scalar duals and numbers, got {items}")
-        _one_element_type(tuple(items), "np.stack")
-        count = len(items)
-
-        def stack_tuple(items):
-            out = new_array(items, count)
-            zero, k = zero_element(items), 0
-            for item in literal_unroll(items):
-                store_element(out, k, zero + item)
-                k += 1
-            return out
-        return stack_tuple
-    if _sequence_of(items, SCALARS):
-        return lambda items: as_dual_array(items)
-    return None
-
-
-def _extreme(pick_second):
-    """Python's max/min of two numbers, one a dual: the first of equal arguments wins."""
-    def choose(a, b):
-        if not _scalar_pair(a, b):
-            return None
-        # the two branches unify: a number argument becomes a dual (or active) constant
-        return lambda a, b: b if pick_second(b, a) else a
-    return choose
-
-
-overload(max)(_extreme(operator.gt))  # max(a, b) is b only if b > a
-overload(min)(_extreme(operator.lt))
-
-
-def _dualad_templates_first(functions):
-    """Put dualad's typing templates of these functions before numba's own.
-
-    numba's generic np.zeros_like & co. accept any type as a dtype and would type
-    np.zeros_like(dual array) as a 0-d array of dual arrays. Where numba already typed one of
-    these functions before dualad.jit was imported (the user called f on floats first), its
-    template list was made then, and ours were appended behind the generic one: reorder it.
-    """
-    from numba.core.registry import cpu_target
-
-    context = cpu_target.typing_context
-    context.refresh()  # installs this module's overloads (augmenting existing entries)
-    for fn in functions:
-        existing = context._lookup_global(fn)
-        if not isinstance(existing, types.Function):
-            continue
-        ours = [t for t in existing.templates
-                if getattr(getattr(t, "_overload_func", None), "__module__", "").startswith("dualad")]
-        if ours and existing.templates[:len(ours)] != tuple(ours):
-            rest = [t for t in existing.templates if t not in ours]
-            context._remove_global(fn)
-            context._insert_global(fn, types.Function(tuple(ours + rest)))
-
-
-_dualad_templates_first((np.zeros_like, np.empty_like, np.ones_like, np.full_like))

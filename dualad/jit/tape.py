@@ -37,10 +37,12 @@ from numba.core.errors import TypingError
 from numba.core.extending import overload, register_jitable
 
 from . import overloads
+from .protocol import checked_index
 from .kernels import compile_kernel, gradient_of, seeded_caller
-from .tuples import as_input, flat_input, shaped_like_input
-from .types import (compiled_only, ActiveArrayType, ActiveType, address_of, drop, float_pointer, int_pointer, keep,
-                    make_active, make_active_array, pool_address, try_lock, unlock)
+from .tuples import flat_input, shaped_like_input
+from .runtime import (address_of, drop, float_pointer, int_pointer, keep, pool_address,
+                      try_lock, unlock)
+from .types import ActiveArrayType, ActiveType, compiled_only, make_active, make_active_array
 
 __all__ = ["value_and_grad", "grad", "jacrev", "vjp"]
 
@@ -54,7 +56,7 @@ def _getitem(a, index):
         return None
     if isinstance(index, types.Integer):
         def element(a, index):
-            i = overloads.checked_index(index, len(a.values))
+            i = checked_index(index, len(a.values))
             return make_active(a.values[i], a.first + i * a.stride, 1.0, a.header)
         return element
     if isinstance(index, types.SliceType):

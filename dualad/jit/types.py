@@ -12,31 +12,30 @@
     HyperSeedArrayType(e)  a differentiated input of a compiled Hessian, seeded like SeedArray
     ActiveType           struct {value, index, scale, header}: a scalar on the compiled tape
     ActiveArrayType      struct {values, first, stride, header}: a differentiated input on it
-    pool_address, try_lock/unlock, keep/drop   state a kernel keeps between calls (its tape)
 
 A scalar dual lives in registers: its partials are a fixed-length tuple, and the tuple
 arithmetic below is emitted element by element at the LLVM level, so no operation on a dual
-allocates. An array of duals is two float arrays, and indexing it yields a scalar dual;
+allocates (intrinsics.py). An array of duals is two float arrays, and indexing it yields a scalar dual;
 `load_element`/`store_element` read and write one element in place for any element type,
-so every array operation is written once for duals and hyper-duals. Everything else (operators, math/np functions, array operations) is generated in
-``overloads.py`` from the rule table.
+so every array operation is written once for duals and hyper-duals. Raw pointers and the
+kernels' buffer pool are runtime.py. Everything else (operators, math/np functions, array
+operations) is generated in ``overloads.py`` from the rule table.
 """
 
-from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.errors import TypingError
 from numba.core.extending import (intrinsic, lower_builtin, lower_cast, make_attribute_wrapper,
                                   models, register_model)
 from numba.core.imputils import RefType, impl_ret_new_ref, iternext_impl
 
-__all__ = ["DualType", "DualArrayType", "make_dual", "make_dual_array", "tuple_scale",
-           "tuple_axpy", "SeedArrayType", "make_seed_array", "unit_tuple", "NUMBER",
-           "HyperDualType", "make_hyper", "make_hyper_sym", "tuple_outer_axpy", "packed_size",
-           "HyperSeedArrayType", "make_hyper_seed_array", "ARRAYS", "compiled_only", "tuple_fields", "element_of",
-           "element_width",
-           "load_element", "store_element", "zero_element", "ACTIVE", "ActiveType", "make_active",
-           "ACTIVE_ARRAY", "ActiveArrayType", "make_active_array", "address_of", "int_pointer",
-           "float_pointer", "pool_address", "try_lock", "unlock", "keep", "drop"]
+from .intrinsics import packed_size
+
+__all__ = ["DualType", "DualArrayType", "make_dual", "make_dual_array", "SeedArrayType",
+           "make_seed_array", "NUMBER", "HyperDualType", "make_hyper", "make_hyper_sym",
+           "HyperSeedArrayType", "make_hyper_seed_array", "ARRAYS", "compiled_only",
+           "tuple_fields", "element_of", "element_width", "load_element", "store_element",
+           "zero_element", "ACTIVE", "ActiveType", "make_active", "ACTIVE_ARRAY",
+           "ActiveArrayType", "make_active_array"]
 
 NUMBER = (types.Float, types.Integer, types.Boolean)
 
@@ -183,79 +182,10 @@ def make_seed_array(typingctx, values, first, stride, n):
     return sig, struct_codegen(array, ("values", "first", "stride"))
 
 
-@intrinsic
-def unit_tuple(typingctx, slot, n):
-    """A UniTuple of n floats: 1.0 at `slot` (if 0 <= slot < n), 0.0 elsewhere."""
-    if not isinstance(n, types.IntegerLiteral):
-        raise TypingError("unit_tuple needs its length as a constant")
-    tuple_type = types.UniTuple(types.float64, n.literal_value)
-    sig = tuple_type(types.intp, n)
-
-    def codegen(context, builder, signature, args):
-        one, zero = context.get_constant(types.float64, 1.0), context.get_constant(types.float64, 0.0)
-        return _tuple_map(signature, builder, context, lambda i: builder.select(
-            builder.icmp_signed("==", args[0], context.get_constant(types.intp, i)), one, zero))
-
-    return sig, codegen
-
-
-def _tuple_map(signature, builder, context, element):
-    """A new UniTuple whose element i is element(i)."""
-    out = cgutils.get_null_value(context.get_value_type(signature.return_type))
-    for i in range(signature.return_type.count):
-        out = builder.insert_value(out, element(i), i)
-    return out
-
-
-@intrinsic
-def tuple_scale(typingctx, s, a):
-    """s · a for a float s and a UniTuple a."""
-    sig = a(types.float64, a)
-
-    def codegen(context, builder, signature, args):
-        s, a = args
-        return _tuple_map(signature, builder, context,
-                          lambda i: builder.fmul(s, builder.extract_value(a, i)))
-
-    return sig, codegen
-
-
-@intrinsic
-def tuple_zero(typingctx, a):
-    """A UniTuple of zeros like a (not 0 · a, which is nan where a holds inf or nan)."""
-    sig = a(a)
-
-    def codegen(context, builder, signature, args):
-        zero = context.get_constant(types.float64, 0.0)
-        return _tuple_map(signature, builder, context, lambda i: zero)
-
-    return sig, codegen
-
-
-@intrinsic
-def tuple_axpy(typingctx, s, a, t, b):
-    """s · a + t · b for floats s, t and UniTuples a, b of one length."""
-    if a != b:
-        raise TypingError(f"duals with different numbers of partials meet: {a} and {b}")
-    sig = a(types.float64, a, types.float64, b)
-
-    def codegen(context, builder, signature, args):
-        s, a, t, b = args
-        return _tuple_map(signature, builder, context, lambda i: builder.fadd(
-            builder.fmul(s, builder.extract_value(a, i)), builder.fmul(t, builder.extract_value(b, i))))
-
-    return sig, codegen
-
-
 cast_from_numbers(DualType)
 
 
 # ---- hyper-duals ------------------------------------------------------------------------------
-def packed_size(n):
-    """Entries of the upper triangle (diagonal included) of an n × n symmetric block."""
-    return n * (n + 1) // 2
-
-
 class HyperDualType(types.Type):
     """value + eps1 (n1) + eps2 (n2) + eps12 (n1 × n2, row-major).
 
@@ -301,32 +231,6 @@ def make_hyper_sym(typingctx, value, eps1, eps12):
         raise TypingError(f"packed eps12 needs {hyper.eps12_size} entries, got {eps12.count}")
     sig = hyper(types.float64, eps1, eps12)
     return sig, struct_codegen(hyper, ("value", "eps1", "eps12"))
-
-
-@intrinsic
-def tuple_outer_axpy(typingctx, acc, s, b, c):
-    """acc + s · (b ⊗ c), with acc full (n1·n2, row-major) or packed upper (n(n+1)/2).
-
-    The layout follows from the lengths (they coincide only for n = 1, where both agree).
-    """
-    n1, n2 = b.count, c.count
-    if acc.count == n1 * n2:
-        pairs = [(i, j) for i in range(n1) for j in range(n2)]
-    elif n1 == n2 and acc.count == packed_size(n1):
-        pairs = [(i, j) for i in range(n1) for j in range(i, n1)]
-    else:
-        raise TypingError(f"tuple_outer_axpy: {acc.count} entries fit neither {n1}×{n2} nor packed")
-    sig = acc(acc, types.float64, b, c)
-
-    def codegen(context, builder, signature, args):
-        acc, s, b, c = args
-        # (s·b_i)·c_j: n1 products for s·b, then one product per entry instead of two
-        scaled = [builder.fmul(s, builder.extract_value(b, i)) for i in range(n1)]
-        return _tuple_map(signature, builder, context, lambda k: builder.fadd(
-            builder.extract_value(acc, k),
-            builder.fmul(scaled[pairs[k][0]], builder.extract_value(c, pairs[k][1]))))
-
-    return sig, codegen
 
 
 cast_from_numbers(HyperDualType)
@@ -613,89 +517,3 @@ def _store_active(context, builder, element, column_ptrs):
     builder.store(builder.sitofp(builder.add(element.index, one), double), column_ptrs[0])
     builder.store(element.scale, column_ptrs[1])
     builder.store(builder.sitofp(element.header, double), column_ptrs[2])
-
-
-@intrinsic
-def address_of(typingctx, array):
-    """The address of an array's first element, as an integer."""
-    def codegen(context, builder, signature, args):
-        data = context.make_array(signature.args[0])(context, builder, value=args[0]).data
-        return builder.ptrtoint(data, context.get_value_type(types.intp))
-    return types.intp(array), codegen
-
-
-def _pointer_from(dtype):
-    @intrinsic
-    def pointer(typingctx, address):
-        """An integer address as a pointer, for numba.carray."""
-        def codegen(context, builder, signature, args):
-            return builder.inttoptr(args[0], context.get_value_type(types.CPointer(dtype)))
-        return types.CPointer(dtype)(types.intp), codegen
-    return pointer
-
-
-int_pointer = _pointer_from(types.int64)
-float_pointer = _pointer_from(types.float64)
-
-
-# ---- state kept between calls of a compiled kernel --------------------------------------------------
-_I64 = ir.IntType(64)
-
-
-@intrinsic
-def pool_address(typingctx, slots):
-    """The address of `slots` int64, zero at load, that live as long as the compiled code:
-    a global of its LLVM module (so each copy of the code, and each process that loads it
-    from numba's cache, has its own). One per call site."""
-    if not isinstance(slots, types.IntegerLiteral):
-        raise TypingError("pool_address needs its number of slots as a constant")
-    array_type = ir.ArrayType(_I64, slots.literal_value)
-
-    def codegen(context, builder, signature, args):
-        pool = ir.GlobalVariable(builder.module, array_type, builder.module.get_unique_name("dualad_pool"))
-        pool.linkage = "internal"
-        pool.initializer = ir.Constant(array_type, None)
-        return builder.ptrtoint(pool, context.get_value_type(types.intp))
-    return types.intp(slots), codegen
-
-
-@intrinsic
-def try_lock(typingctx, address):
-    """Atomically set the int64 at address from 0 to 1; whether this call did (a lock that
-    concurrent and re-entrant calls cannot both take)."""
-    def codegen(context, builder, signature, args):
-        pointer = builder.inttoptr(args[0], _I64.as_pointer())
-        result = builder.cmpxchg(pointer, _I64(0), _I64(1), "acq_rel", "monotonic")
-        return builder.extract_value(result, 1)
-    return types.boolean(types.intp), codegen
-
-
-@intrinsic
-def unlock(typingctx, address):
-    def codegen(context, builder, signature, args):
-        builder.store_atomic(_I64(0), builder.inttoptr(args[0], _I64.as_pointer()), "release", 8)
-        return context.get_dummy_value()
-    return types.none(types.intp), codegen
-
-
-@intrinsic
-def keep(typingctx, array):
-    """Take one more reference to array's memory and return its owner (meminfo) as an
-    integer: the memory outlives the array until drop(owner)."""
-    def codegen(context, builder, signature, args):
-        context.nrt.incref(builder, signature.args[0], args[0])
-        meminfo = context.make_array(signature.args[0])(context, builder, value=args[0]).meminfo
-        return builder.ptrtoint(meminfo, context.get_value_type(types.intp))
-    return types.intp(array), codegen
-
-
-@intrinsic
-def drop(typingctx, owner):
-    """Give back a reference taken by keep (nothing for 0)."""
-    def codegen(context, builder, signature, args):
-        decref = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.VoidType(), [cgutils.voidptr_t]), "NRT_decref")
-        with builder.if_then(builder.icmp_signed("!=", args[0], args[0].type(0))):
-            builder.call(decref, [builder.inttoptr(args[0], cgutils.voidptr_t)])
-        return context.get_dummy_value()
-    return types.none(types.intp), codegen
