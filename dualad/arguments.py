@@ -80,7 +80,7 @@ def _leaf_kind(x, where, f):
         "through, or make it a dataclass, NamedTuple, tuple, list or dict of floats")
 
 
-def _path(path):
+def _path_text(path):
     return "".join(f"[{p!r}]" for p in path)
 
 
@@ -137,10 +137,10 @@ class Inputs:
                     slots.append((len(self.xs), None))
                     self.xs.append(check_input(leaf, i, f))
                     self.names.append(str(i))
-                elif _leaf_kind(leaf, f"argument {i}{_path(path)}", f) == "diff":
+                elif _leaf_kind(leaf, f"argument {i}{_path_text(path)}", f) == "diff":
                     slots.append((len(self.xs), None))
                     self.xs.append(leaf if is_layer(leaf) else np.asarray(leaf, np.float64)[()])
-                    self.names.append(f"{i}{_path(path)}")
+                    self.names.append(f"{i}{_path_text(path)}")
                 else:
                     slots.append((None, leaf.value if isinstance(leaf, Static) else leaf))
             self.treedefs.append(treedef)

@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from .tape import Tape
-from .traced import Traced, leading_tape, leaf, record, split
+from .traced import Traced, leading_tape, leaf, record, value_and_node
 
 __all__ = ["checkpoint", "checkpointed_loop"]
 
@@ -58,7 +58,7 @@ def checkpoint(fn):
         tape = leading_tape(args)
         if tape is None:  # not under reverse mode (or a newer forward layer leads)
             return fn(*args)
-        pairs = [split(a, tape) for a in args]
+        pairs = [value_and_node(a, tape) for a in args]
         values = [v for v, _ in pairs]
         traced = [k for k, (_, node) in enumerate(pairs) if node is not None]
         out = _run_plain(fn, values, "a checkpointed function")
@@ -97,7 +97,7 @@ def checkpointed_loop(step, state0, n_steps, snapshots=10, info=None):
         for _ in range(n_steps):
             state = step(state)
         return state
-    start, node = split(state0, tape)
+    start, node = value_and_node(state0, tape)
     state = start
     for _ in range(n_steps):
         state = _run_plain(step, (state,), "the step of checkpointed_loop")

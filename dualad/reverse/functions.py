@@ -27,7 +27,7 @@ from ..numpy_functions import (COMPOSITIONS, VALUE_ONLY, axes_of, dot_subscripts
                                reject_options, stack_lists)
 from ..number import is_layer, primal
 from .tape import Tape, unbroadcast
-from .traced import FUNCTIONS, Traced, leading_tape, leaf, record, select, split
+from .traced import FUNCTIONS, Traced, leading_tape, leaf, record, selection, value_and_node
 
 __all__ = ["FUNCTIONS"]
 
@@ -45,7 +45,7 @@ def _tape(*args):
 # ---- selections ---------------------------------------------------------------------------
 def _select_one(func):
     def impl(a, *args, **kwargs):
-        return select(lambda arrays: func(arrays[0], *args, **kwargs), [a], _tape(a), may_view=True)
+        return selection(lambda arrays: func(arrays[0], *args, **kwargs), [a], _tape(a), may_view=True)
     return impl
 
 
@@ -60,7 +60,7 @@ def _select_many(func):
         operands = [stack_lists(x) for x in arrays]
         if leading_tape((operands,)) is None:  # a newer forward layer was hidden in a nested list
             return func(operands, *args, **kwargs)
-        return select(lambda values: func(values, *args, **kwargs), operands, _tape(operands))
+        return selection(lambda values: func(values, *args, **kwargs), operands, _tape(operands))
     return impl
 
 
@@ -92,7 +92,7 @@ def where(condition, x=None, y=None):
         # only the condition is on this tape (x, y are floats or numbers of older layers), or
         # a newer layer was hidden in a list: the layer leading x and y takes the call
         return np.where(cond, x, y)
-    return select(lambda values: np.where(cond, values[0], values[1]), [x, y], tape)
+    return selection(lambda values: np.where(cond, values[0], values[1]), [x, y], tape)
 
 
 def _constant_buffer(make):
@@ -129,7 +129,7 @@ def _expand_back(c, axes, keepdims, shape):
 
 @implements(np.sum)
 def sum_(a, axis=None, dtype=None, out=None, keepdims=False):
-    value, node = split(a, a.tape)
+    value, node = value_and_node(a, a.tape)
     shape = np.shape(value)
     axes = axes_of(axis, len(shape))
     keep = keepdims is True
@@ -152,7 +152,7 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 def cumsum(a, axis=None, dtype=None, out=None):
     if axis is None:
         a, axis = np.ravel(a), 0
-    value, node = split(a, a.tape)
+    value, node = value_and_node(a, a.tape)
     ax = axes_of(axis, np.ndim(value))[0]
     return record(a.tape, np.cumsum(value, axis=ax), (node,),
                   lambda c: (np.flip(np.cumsum(np.flip(c, ax), axis=ax), ax),))
@@ -160,7 +160,7 @@ def cumsum(a, axis=None, dtype=None, out=None):
 
 def _chooser(choose):
     def reduce(a, axis=None, out=None, keepdims=False):
-        value, node = split(a, a.tape)
+        value, node = value_and_node(a, a.tape)
         axes = axes_of(axis, np.ndim(value))
         best = choose(value, axis=axes, keepdims=True)
         mask = np.asarray(primal(value) == primal(best), dtype=np.float64)
@@ -251,7 +251,7 @@ def _einsum(subscripts, *operands):
     if leading_tape(operands) is None:  # a newer forward layer was hidden in a list operand
         return np.einsum(subscripts, *operands)
     tape = _tape(*operands)
-    split_operands = [split(op, tape) for op in operands]
+    split_operands = [value_and_node(op, tape) for op in operands]
     values = [v for v, _ in split_operands]
     value = np.einsum(subscripts, *values)
     terms, output, sizes = _explicit_terms(subscripts, [np.shape(v) for v in values])
@@ -310,7 +310,7 @@ def _linear_algebra(func, jvp, n_operands):
     def impl(*operands):
         operands = operands[:n_operands]
         tape = _tape(*operands)
-        split_operands = [split(op, tape) for op in operands]
+        split_operands = [value_and_node(op, tape) for op in operands]
         values = [v for v, _ in split_operands]
         value = func(*values)
         traced = [k for k, (_, node) in enumerate(split_operands) if node is not None]
@@ -327,13 +327,13 @@ _solve = _linear_algebra(np.linalg.solve, rules.solve_jvp, 2)
 @implements(np.linalg.solve)
 def solve(a, b):
     tape = _tape(a, b)
-    a_value, a_node = split(a, tape)
+    a_value, a_node = value_and_node(a, tape)
     if a_node is not None:
         return _solve(a, b)
     # x = A⁻¹ b with A constant is linear in b, with transpose c ↦ A⁻ᵀ c, summed over the
     # stack axes along which b was broadcast. This is the base case the transposed JVPs above
     # reduce to. A 1-d b is one vector for every matrix of the stack: c is solved as columns.
-    b_value, b_node = split(b, tape)
+    b_value, b_node = value_and_node(b, tape)
     a_transposed = np.swapaxes(a_value, -1, -2)
 
     def vjp(c):

@@ -8,7 +8,7 @@ id of the tape node that made it. Operations make new nodes:
   * selections (indexing, reshape, transpose, roll, stack, concatenate, where, item
     assignment, ...): each output entry is one input entry or a constant. Running the same
     operation on integer position arrays tells which, once, and the VJP adds the output's
-    cotangent back onto those positions (`select`);
+    cotangent back onto those positions (`selection`);
   * the rest (sums, einsum and friends, linear algebra) in ``functions.py``.
 
 Mutation follows NumPy. ``y[i] = v`` records a new node for y (the old entries at i get no
@@ -26,7 +26,7 @@ import numpy as np
 from ..number import ArrayLike, assign, is_layer, leader_of, primal
 from .tape import Scattered, scatter_add, set_entries, unbroadcast
 
-__all__ = ["Traced", "leaf", "split", "record", "select", "FUNCTIONS"]
+__all__ = ["Traced", "leaf", "value_and_node", "record", "selection", "FUNCTIONS"]
 
 # NumPy function -> implementation on traced arrays; filled by functions.py.
 FUNCTIONS: dict = {}
@@ -82,7 +82,7 @@ class Traced(ArrayLike):
             raise TypeError("a traced value cannot be used as an index: indices are not "
                             "differentiable; use int(dualad.primal(i)) if you mean its value")
         if not _is_basic(index):
-            return select(lambda arrays: arrays[0][index], [self], self.tape)
+            return selection(lambda arrays: arrays[0][index], [self], self.tape)
         # basic indexing: the cotangent goes back as a Scattered piece, which the sweep adds
         # in place (no zeros of the whole array, no position arrays); the result is a view,
         # as in NumPy
@@ -118,7 +118,7 @@ class Traced(ArrayLike):
                 "allocate the buffer inside the differentiated function, e.g. np.zeros_like(x)")
         if np.ndim(self._value) == 0:
             raise TypeError("cannot assign into an element of a scalar")
-        item_value, item_node = split(item, self.tape)
+        item_value, item_node = value_and_node(item, self.tape)
         value = self._value.copy()
         value = assign(value, index, item_value)
         item_shape = np.shape(item_value)
@@ -137,13 +137,13 @@ class Traced(ArrayLike):
         base = self._base
         if base is not None and base._version != self._base_version:
             positions = self._root_positions()
-            fresh = select(lambda arrays: arrays[0].reshape(-1)[positions.reshape(-1)].reshape(positions.shape),
+            fresh = selection(lambda arrays: arrays[0].reshape(-1)[positions.reshape(-1)].reshape(positions.shape),
                            [base], base.tape)
             self._value, self._node = fresh._value, fresh._node
             self._base_version = base._version
 
     def copy(self):
-        return select(lambda arrays: arrays[0].copy(), [self], self.tape)
+        return selection(lambda arrays: arrays[0].copy(), [self], self.tape)
 
     def fresh(self):
         """The same value and node in a new object (number.fresh): writes into it record a
@@ -156,7 +156,7 @@ def leaf(value, tape):
     return Traced(value, tape, tape.record((), None, int(np.size(value))))
 
 
-def split(x, tape):
+def value_and_node(x, tape):
     """(value, node) of x on this tape; node None when x is a constant for it."""
     if isinstance(x, Traced) and x.tape is tape:
         return x.value, x.node
@@ -182,7 +182,7 @@ def apply_rule(rule, args):
     tape = leading_tape(args)
     if tape is None:
         return NotImplemented
-    operands = [split(a, tape) for a in args]
+    operands = [value_and_node(a, tape) for a in args]
     xs = [v for v, _ in operands]
     y = rule.value(*xs)
     nodes, partials, shapes, finite = [], [], [], []
@@ -216,14 +216,14 @@ def _times(partial, c, finite=True):
         return np.where(c == 0, 0.0, partial * c)
 
 
-def select(fn, operands, tape, may_view=False):
+def selection(fn, operands, tape, may_view=False):
     """fn(list of arrays) where every output entry is one operand entry or a constant.
 
     fn runs on the values, then on integer position arrays (constants at -1) to learn where
     each output entry comes from; the VJP adds cotangents back to those positions. With
     may_view, a result that NumPy makes a view of a single operand stays one (see module doc).
     """
-    split_operands = [split(op, tape) for op in operands]
+    split_operands = [value_and_node(op, tape) for op in operands]
     value = fn([v for v, _ in split_operands])
     positions, pieces, total = [], [], 0
     for v, node in split_operands:
