@@ -67,6 +67,14 @@ def _compiled(f, jit, has_aux=False):
     return True
 
 
+def _kernel_or(python, transform, mode, f, jit, argnums, chunk=None, has_aux=False):
+    """The compiled kernel of `transform` where f runs compiled, else python (the same
+    transform on the Python path, which the kernel takes as its meaning)."""
+    if _compiled(f, jit, has_aux):
+        return dispatch.kernel(transform, mode, f, argnums, python, chunk)
+    return python
+
+
 # ---- has_aux ------------------------------------------------------------------------------------
 class _WithAux:
     """f returning (output, aux) seen as a function of its output: the transforms
@@ -204,10 +212,7 @@ def _single_argnum(argnums, what):
 def derivative(f, argnums=0, jit=None):
     """f'(x) for scalar x; the result has the structure and shapes of f(x)."""
     _single_argnum(argnums, "derivative")
-    python = _python_derivative(f, argnums)
-    if _compiled(f, jit):
-        return dispatch.kernel("derivative", "forward", f, argnums, python)
-    return python
+    return _kernel_or(_python_derivative(f, argnums), "derivative", "forward", f, jit, argnums)
 
 
 def _python_derivative(f, argnums):
@@ -231,10 +236,8 @@ def value_and_grad(f, argnums=0, has_aux=False, *, chunk=None, jit=None, mode="a
     """
     _check_mode(mode, ("forward", "reverse"))
     _check_chunk(chunk)
-    python = _python_value_and_grad(f, argnums, has_aux, chunk, mode)
-    if _compiled(f, jit, has_aux):
-        return dispatch.kernel("value_and_grad", mode, f, argnums, python, chunk)
-    return python
+    return _kernel_or(_python_value_and_grad(f, argnums, has_aux, chunk, mode), "value_and_grad",
+                      mode, f, jit, argnums, chunk, has_aux)
 
 
 def _python_value_and_grad(f, argnums, has_aux, chunk, mode):
@@ -288,20 +291,16 @@ def jacfwd(f, argnums=0, has_aux=False, *, chunk=None, jit=None):
     Given a numba dispatcher (or jit=True) it returns a compiled kernel (scalar or 1-D input).
     """
     _check_chunk(chunk)
-    python = _python_jacobian(f, argnums, has_aux, "forward", chunk)
-    if _compiled(f, jit, has_aux):
-        return dispatch.kernel("jacfwd", "forward", f, argnums, python, chunk)
-    return python
+    return _kernel_or(_python_jacobian(f, argnums, has_aux, "forward", chunk), "jacfwd", "forward",
+                      f, jit, argnums, chunk, has_aux)
 
 
 def jacrev(f, argnums=0, has_aux=False, *, jit=None):
     """Jacobian by reverse mode: one tape, one backward sweep per output entry;
     shape f(x).shape + x.shape (trees as jacfwd). Given a numba dispatcher (or jit=True) it
     returns a compiled kernel: f records onto the compiled tape (scalar and 1-D outputs)."""
-    python = _python_jacobian(f, argnums, has_aux, "reverse", None)
-    if _compiled(f, jit, has_aux):
-        return dispatch.kernel("jacrev", "reverse", f, argnums, python)
-    return python
+    return _kernel_or(_python_jacobian(f, argnums, has_aux, "reverse", None), "jacrev", "reverse",
+                      f, jit, argnums, None, has_aux)
 
 
 def jacobian(f, argnums=0, has_aux=False, *, mode="auto", chunk=None, jit=None):
@@ -313,10 +312,8 @@ def jacobian(f, argnums=0, has_aux=False, *, mode="auto", chunk=None, jit=None):
     """
     _check_mode(mode, ("forward", "reverse"))
     _check_chunk(chunk)
-    python = _python_jacobian(f, argnums, has_aux, mode, chunk)
-    if _compiled(f, jit, has_aux):
-        return dispatch.kernel("jacobian", mode, f, argnums, python, chunk)
-    return python
+    return _kernel_or(_python_jacobian(f, argnums, has_aux, mode, chunk), "jacobian", mode, f, jit,
+                      argnums, chunk, has_aux)
 
 
 def _python_jacobian(f, argnums, has_aux, mode, chunk):
@@ -351,9 +348,7 @@ def second_derivative(f, argnums=0, jit=None):
     def second_derivative_fn(*args):
         return second_derivative_forward(twin, args, argnums)
 
-    if _compiled(f, jit):
-        return dispatch.kernel("second_derivative", "forward", f, argnums, second_derivative_fn)
-    return second_derivative_fn
+    return _kernel_or(second_derivative_fn, "second_derivative", "forward", f, jit, argnums)
 
 
 def hessian(f, argnums=0, has_aux=False, *, chunk=None, jit=None, mode="auto"):
@@ -387,9 +382,7 @@ def hessian(f, argnums=0, has_aux=False, *, chunk=None, jit=None, mode="auto"):
         hess, aux = _aux_call(twin, has_aux, args, run)
         return (hess, aux) if has_aux else hess
 
-    if _compiled(f, jit, has_aux):
-        return dispatch.kernel("hessian", mode, f, argnums, hessian_fn, chunk)
-    return hessian_fn
+    return _kernel_or(hessian_fn, "hessian", mode, f, jit, argnums, chunk, has_aux)
 
 
 def hvp(f, chunk=None, jit=None):
@@ -405,6 +398,4 @@ def hvp(f, chunk=None, jit=None):
     def hvp_fn(x, v, *args):
         return hvp_forward(twin, x, v, args, chunk)
 
-    if _compiled(f, jit):
-        return dispatch.kernel("hvp", "forward", f, 0, hvp_fn, chunk)
-    return hvp_fn
+    return _kernel_or(hvp_fn, "hvp", "forward", f, jit, 0, chunk)
