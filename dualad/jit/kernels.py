@@ -26,14 +26,15 @@ from numba.core import types
 from numba.core.errors import NumbaError, TypingError
 from numba.core.extending import overload
 
-from .cache import attach, set_key
 from . import numpy_overloads, overloads, protocol  # noqa: F401  (register the dual overloads)
+from .cache import attach, set_key
+from .intrinsics import unit_tuple
 from .overloads import ARRAYS, DUALS
 from .protocol import as_dual_array
 from .tuples import as_input, flat_input, hessian_like_input, shaped_like_input
-from .types import (compiled_only, DualArrayType, DualType, HyperDualType, SeedArrayType, make_dual, make_dual_array,
-                    make_hyper, make_hyper_seed_array, make_hyper_sym, make_seed_array)
-from .intrinsics import unit_tuple
+from .types import (DualArrayType, DualType, HyperDualType, SeedArrayType, compiled_only,
+                    make_dual, make_dual_array, make_hyper, make_hyper_seed_array, make_hyper_sym,
+                    make_seed_array)
 
 DEFAULT_CHUNK = 8
 

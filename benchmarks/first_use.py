@@ -1,0 +1,127 @@
+"""First use: how long a new user waits, each step in a fresh process.
+
+    import dualad                          (numba is imported lazily)
+    first grad / hessian / jacobian        cold: no cache of the user's function or kernels
+    the same, from a warm cache            a new process, the function declared cache=True
+    JAX's cold jit of the same gradient    when JAX is installed
+
+The function is a 10-line @njit Rosenbrock (a tanh layer for the Jacobian), in a script
+written to a fresh temporary folder, so its numba cache starts empty. Reported: the median
+and the spread of `--rounds` fresh processes per row. Results: results/first_use.md.
+"""
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+from common import save, table
+
+SCRIPT = '''
+import json, sys, time
+start = time.perf_counter()
+import numpy as np
+import dualad
+imported = time.perf_counter() - start
+import numba
+
+@numba.njit(cache=True)
+def rosen(x):
+    s = 0.0
+    for i in range(len(x) - 1):
+        s += 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1.0 - x[i]) ** 2
+    return s
+
+W = np.linspace(-1.0, 1.0, 30).reshape(3, 10)
+
+@numba.njit(cache=True)
+def layer(x):
+    return np.tanh(W @ x)
+
+x = np.linspace(0.1, 1.0, 10)
+what = sys.argv[1]
+start = time.perf_counter()
+if what == "grad":
+    dualad.grad(rosen)(x)
+elif what == "hessian":
+    dualad.hessian(rosen)(x)
+elif what == "jacobian":
+    dualad.jacobian(layer)(x)
+elapsed = time.perf_counter() - start
+print(json.dumps({"import": imported, "first_call": elapsed}))
+'''
+
+JAX_SCRIPT = '''
+import json, time
+import jax
+jax.config.update("jax_enable_x64", True)
+import jax.numpy as jnp
+
+def rosen(x):
+    return jnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+x = jnp.linspace(0.1, 1.0, 10)
+start = time.perf_counter()
+jax.jit(jax.grad(rosen))(x).block_until_ready()
+print(json.dumps({"first_call": time.perf_counter() - start}))
+'''
+
+
+def _run(script, folder, *args):
+    path = Path(folder) / "script.py"
+    path.write_text(textwrap.dedent(script))
+    done = subprocess.run([sys.executable, str(path), *args], capture_output=True, text=True,
+                          cwd=folder, timeout=600)
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr[-2000:])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _summary(values):
+    median = statistics.median(values)
+    spread = (max(values) - min(values)) / 2 if len(values) > 1 else 0.0
+    return f"{median:.2f} s ± {spread:.2f}"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="one round per row")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args(argv)
+    rounds = 1 if args.quick else args.rounds
+    rows, imports = [], []
+    for what in ("grad", "hessian", "jacobian"):
+        cold, warm = [], []
+        for _ in range(rounds):
+            with tempfile.TemporaryDirectory() as folder:
+                first = _run(SCRIPT, folder, what)
+                second = _run(SCRIPT, folder, what)  # a new process, the caches now warm
+            cold.append(first["first_call"])
+            warm.append(second["first_call"])
+            imports += [first["import"], second["import"]]
+        rows.append([f"first {what}", _summary(cold), _summary(warm)])
+    rows.insert(0, ["import dualad", _summary(imports), _summary(imports)])
+    try:
+        import jax  # noqa: F401
+        jax_times = []
+        for _ in range(rounds):
+            with tempfile.TemporaryDirectory() as folder:
+                jax_times.append(_run(JAX_SCRIPT, folder)["first_call"])
+        rows.append(["JAX: jit(grad) first call", _summary(jax_times), "—"])
+    except ImportError:
+        rows.append(["JAX: jit(grad) first call", "not installed", "—"])
+    text = ("First use, each in a fresh process (median ± half the range of "
+            f"{rounds} round{'s' * (rounds != 1)}): Rosenbrock n = 10 (@njit, cache=True) for grad "
+            "and hessian, tanh(W x) 3×10 for jacobian; cold = empty caches, warm = a second "
+            "process over the first one's caches.\n\n"
+            + table(["step", "cold", "warm cache"], rows))
+    print(text)
+    save("first_use", text)
+
+
+if __name__ == "__main__":
+    main()
