@@ -1,19 +1,9 @@
-"""Every example in examples/ runs, at a small size, and its numbers make sense."""
-
-import importlib.util
-from pathlib import Path
+"""Every example in examples/ runs, at a small size, and its numbers make sense (the examples
+that compile kernels: tests/compiled/test_examples_compiled.py)."""
 
 import numpy as np
-import pytest
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-
-
-def load(name):
-    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from helpers import load_example as load
 
 
 def test_optimize_rosenbrock_with_exact_derivatives():
@@ -22,19 +12,6 @@ def test_optimize_rosenbrock_with_exact_derivatives():
         assert error < (1e-4 if "finite" in name else 1e-7), name
     # finite differences pay n + 1 evaluations per gradient
     assert rows["BFGS, finite differences"][1] > 5 * rows["BFGS, dualad jac"][1]
-
-
-def test_stiff_ode_with_a_compiled_jacobian():
-    results = load("stiff_ode").run(t_end=40.0)
-    (y_ad, steps_ad, calls_ad, *_), (y_fd, steps_fd, calls_fd, *_) = results.values()
-    np.testing.assert_allclose(y_ad, y_fd, rtol=1e-6, atol=1e-12)
-    assert np.sum(y_ad) == pytest.approx(1.0, abs=1e-8)  # mass is conserved
-    assert calls_ad < calls_fd
-
-
-def test_newton_inside_numba_converges():
-    x, steps, norm, _ = load("newton_numba").run(n=5, m=30)
-    assert norm < 1e-10 and steps < 20
 
 
 def test_checkpointed_physics_matches_forward_mode_in_less_memory():

@@ -1,58 +1,16 @@
-"""dualad.primitive: one registration works in Dual, HyperDual, reverse mode and numba."""
+"""dualad.primitive: one registration works in Dual, HyperDual and reverse mode (numba:
+tests/compiled/test_primitives_compiled.py)."""
 
 import math
 
 import mpmath
-import numba
 import numpy as np
 import pytest
 import scipy.special as sp
 
 import dualad
-
-# log Γ from scipy.special with its partials: a model's special function, registered once
-gammaln = dualad.primitive(sp.gammaln, first=sp.digamma, second=lambda x: sp.polygamma(1, x))
-gammaln_first_only = dualad.primitive(sp.gammaln, first=sp.digamma, name="gammaln_first_only")
-
-# the same function as numba can compile it: math.lgamma with @njit digamma and trigamma
-@numba.njit(cache=True)
-def digamma(x):
-    shift = 0.0
-    while x < 12.0:  # recurrence up to where the asymptotic series is accurate to 1e-15
-        shift -= 1.0 / x
-        x += 1.0
-    f = 1.0 / (x * x)
-    tail = f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f / 132))))
-    return shift + math.log(x) - 0.5 / x - tail
-
-
-@numba.njit(cache=True)
-def trigamma(x):
-    shift = 0.0
-    while x < 12.0:
-        shift += 1.0 / (x * x)
-        x += 1.0
-    f = 1.0 / (x * x)
-    return shift + 1.0 / x + f / 2 + f / x * (1.0 / 6 - f * (1.0 / 30 - f * (1.0 / 42 - f / 30)))
-
-
-lgamma = dualad.primitive(math.lgamma, first=digamma, second=trigamma, name="lgamma")
-
-
-def log_likelihood(x):
-    """A model using the special function: sum of x_i · log Γ(x_i)."""
-    return np.sum(gammaln(x) * x)
-
-
-def expected_gradient(x):
-    return sp.digamma(x) * x + sp.gammaln(x)
-
-
-def expected_hessian_diagonal(x):
-    return sp.polygamma(1, x) * x + 2 * sp.digamma(x)
-
-
-X = np.array([0.7, 1.5, 2.5, 4.0])
+from model_primitives import (X, expected_gradient, expected_hessian_diagonal, gammaln, gammaln_first_only,
+                              log_likelihood)
 
 
 def test_plain_inputs_call_the_value_function():
@@ -124,40 +82,3 @@ def test_registration_errors():
         dualad.primitive(np.add, first=(np.ones_like, np.ones_like), second=np.zeros_like)
     with pytest.raises(TypeError, match="gammaln takes 1 argument, got 2"):
         gammaln(1.0, 2.0)
-
-
-# ---- compiled --------------------------------------------------------------------------------------------
-@numba.njit(cache=True)
-def log_likelihood_loop(x):
-    s = 0.0
-    for i in range(len(x)):
-        s += lgamma(x[i]) * x[i]
-    return s
-
-
-@numba.njit(cache=True)
-def log_likelihood_vectorised(x):
-    return np.sum(lgamma(x) * x)
-
-
-def test_compiled_primitive_in_every_compiled_kernel():
-    assert log_likelihood_loop(X) == pytest.approx(np.sum(sp.gammaln(X) * X), rel=1e-14)
-    expected = expected_gradient(X)
-    python_path = dualad.grad(log_likelihood_loop, jit=False)(X)  # the same functions, not compiled
-    np.testing.assert_allclose(python_path, expected, rtol=1e-12)
-    np.testing.assert_allclose(dualad.grad(log_likelihood_loop)(X), python_path, rtol=1e-14)
-    np.testing.assert_allclose(dualad.grad(log_likelihood_loop, mode="reverse")(X), expected, rtol=1e-12)
-    np.testing.assert_allclose(dualad.grad(log_likelihood_vectorised)(X), expected, rtol=1e-12)
-    np.testing.assert_allclose(dualad.hessian(log_likelihood_loop)(X),
-                               np.diag(expected_hessian_diagonal(X)), rtol=1e-12, atol=1e-14)
-
-
-def test_compiled_primitive_that_numba_cannot_compile_names_itself():
-    @numba.njit
-    def uses_scipy(x):
-        return gammaln(x[0])
-
-    with pytest.raises(numba.core.errors.TypingError,
-                       match="(?s)dualad.primitive 'gammaln': numba cannot compile .*jit=False"):
-        dualad.grad(uses_scipy)(X)
-    np.testing.assert_allclose(dualad.grad(uses_scipy, jit=False)(X), [sp.digamma(0.7), 0, 0, 0])

@@ -1,50 +1,11 @@
 """Structured inputs and outputs (tree.py, arguments.py): every transform mirrors the structure."""
 
-import dataclasses
-from typing import NamedTuple
-
 import numpy as np
 import pytest
 
 import dualad
 from dualad.tree import flatten, tree_map
-
-
-class Params(NamedTuple):
-    scale: float
-    weights: np.ndarray
-
-
-@dataclasses.dataclass
-class Model:
-    params: Params
-    offset: float
-    n_terms: int  # an int field: passed through
-    label: str
-    mesh: object  # marked dualad.static at the call
-
-
-@dataclasses.dataclass(frozen=True)
-class Frozen:
-    a: float
-    b: tuple
-
-
-def model_loss(m):
-    return (m.params.scale * np.sum(np.sin(m.params.weights) * m.mesh) ** 2
-            + m.offset ** 3 * m.n_terms)
-
-
-def make_model():
-    return Model(Params(1.5, np.array([0.2, -0.4, 0.9])), 0.7, 3, "run-1",
-                 dualad.static(np.array([1.0, 2.0, 3.0])))
-
-
-def analytic_model_gradient(m):
-    mesh = m.mesh.value
-    s = np.sum(np.sin(m.params.weights) * mesh)
-    return (s ** 2, m.params.scale * 2 * s * np.cos(m.params.weights) * mesh,
-            3 * m.offset ** 2 * m.n_terms)
+from structures import Frozen, Model, Params, analytic_model_gradient, make_model, model_loss, tree_output
 
 
 # ---- tree.py ----------------------------------------------------------------------------------------
@@ -114,10 +75,6 @@ def test_value_and_grad_hessian_and_hvp_of_a_dict():
     hv = dualad.hvp(f)(p, v)
     np.testing.assert_allclose(hv["w"], [1.0 + 2.0, 4.0], rtol=1e-14)
     assert hv["b"] == pytest.approx(2.0 - 3 * np.sin(0.5), rel=1e-14)
-
-
-def tree_output(x):
-    return {"s": np.sin(x[0]) * x[1], "t": (x * 2.0, x[1] ** 3)}
 
 
 def test_jacobians_of_a_tree_output_in_both_modes():
@@ -261,10 +218,3 @@ def test_has_aux_errors():
         def g(x):
             return np.sum(x)
         dualad.grad(g, has_aux=True)(np.ones(2))
-
-
-def test_choose_mode_counts_tree_inputs_and_outputs():
-    decision = dualad.choose_mode(tree_output, np.array([0.3, 0.7]))
-    assert (decision.n_in, decision.n_out) == (2, 4)
-    decision = dualad.choose_mode(model_loss, make_model())
-    assert (decision.n_in, decision.n_out) == (5, 1)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 
 def test_readme_examples():
-    readme = Path(__file__).resolve().parent.parent / "README.md"
+    readme = Path(__file__).resolve().parents[2] / "README.md"
     failures, tried = doctest.testfile(str(readme), module_relative=False,
                                        optionflags=doctest.NORMALIZE_WHITESPACE)
     assert tried > 10

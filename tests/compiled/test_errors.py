@@ -1,0 +1,44 @@
+"""Compile errors of the compiled path name the problem and the fix (jit/kernels._explained)."""
+
+import numba
+import numpy as np
+import pytest
+
+import dualad
+from numba_functions import D1, X5, rosen_loop
+
+
+def test_nested_compiled_transforms_explain_the_fix():
+    with pytest.raises(numba.core.errors.TypingError, match="jit=False to the outer"):
+        dualad.derivative(D1)(2.0)
+    # the outer transform on the Python path runs the inner kernel's Python equivalent
+    assert dualad.derivative(D1, jit=False)(2.0) == pytest.approx(12 * 0.5 ** 2 + 2, rel=1e-14)
+
+
+@numba.njit
+def _float_buffer(x):
+    y = np.zeros(len(x))
+    y[0] = x[0]
+    return y[0]
+
+
+def test_a_dual_stored_in_a_float_array_names_the_fix():
+    with pytest.raises(numba.core.errors.TypingError, match="(?s)float array cannot hold a dual.*zeros_like"):
+        dualad.grad(_float_buffer)(X5)
+
+
+@numba.njit
+def _uses_cumsum(x):
+    return np.cumsum(x)[-1] * x[0]
+
+
+def test_uncompilable_function_names_the_operation_and_the_fix():
+    with pytest.raises(numba.core.errors.TypingError, match="(?s)cumsum.*jit=False"):
+        dualad.grad(_uses_cumsum)(X5)
+    x = np.array([2.0, 3.0])
+    np.testing.assert_array_equal(dualad.grad(_uses_cumsum, jit=False)(x), [7.0, 2.0])
+
+
+def test_compiled_forward_over_reverse_names_the_fix():
+    with pytest.raises(NotImplementedError, match="jit=False"):
+        dualad.hessian(rosen_loop, mode="forward-over-reverse")

@@ -1,0 +1,50 @@
+"""Special points on the compiled path: every kernel gives exactly the Python path's numbers
+at every row of the tables (tests/special_points.py), inf and nan included."""
+
+import numpy as np
+import pytest
+
+import dualad
+from special_points import (BINARY, BINARY_EXPRS, BINARY_F, SCALAR, SCALAR_EXPRS, SCALAR_F, python_binary,
+                            python_scalar, same)
+
+
+# ---- compiled kernels: exactly the Python path's numbers --------------------------------------
+# Built once, shared by the tests below (each is one numba compilation of the whole table).
+KERNELS = {}
+
+
+def kernel(name):
+    if name not in KERNELS:
+        KERNELS[name] = {
+            "scalar value_and_grad": lambda: dualad.value_and_grad(SCALAR_F),
+            "scalar derivative": lambda: dualad.derivative(SCALAR_F),
+            "scalar second_derivative": lambda: dualad.second_derivative(SCALAR_F),
+            "binary value_and_grad": lambda: dualad.value_and_grad(BINARY_F, mode="forward"),
+            "binary grad reverse": lambda: dualad.grad(BINARY_F, mode="reverse"),
+            "binary hessian": lambda: dualad.hessian(BINARY_F),
+        }[name]()
+    return KERNELS[name]
+
+
+@pytest.mark.parametrize("expr, t, value, first, second", SCALAR)
+def test_compiled_scalar_kernels_match_the_python_path(expr, t, value, first, second):
+    k = SCALAR_EXPRS.index(expr)
+    expected = python_scalar(expr, t)
+    got_value, got_first = kernel("scalar value_and_grad")(t, k)
+    got = (got_value, got_first, kernel("scalar second_derivative")(t, k))
+    assert all(same(g, e) for g, e in zip(got, expected)), (expr, t, got, expected)
+    assert same(kernel("scalar derivative")(t, k), expected[1])
+
+
+@pytest.mark.parametrize("expr, x, value, gradient, hessian", BINARY)
+def test_compiled_gradient_and_hessian_kernels_match_the_python_path(expr, x, value, gradient,
+                                                                     hessian):
+    k, x = BINARY_EXPRS.index(expr), np.array(x)
+    expected = python_binary(expr, x)
+    got_value, got_gradient = kernel("binary value_and_grad")(x, k)
+    got = (got_value, got_gradient, kernel("binary hessian")(x, k))
+    assert all(same(g, e) for g, e in zip(got, expected)), (expr, x, got, expected)
+    with np.errstate(all="ignore"):
+        reverse = dualad.grad(BINARY_F, mode="reverse", jit=False)(x, k)
+    assert same(kernel("binary grad reverse")(x, k), reverse), (expr, x, reverse)
