@@ -145,16 +145,24 @@ def seeded_caller(f):
         raise TypeError("dualad.jit.kernels.seeded_caller's function runs inside compiled kernels only")
 
     def typing(x, seeded, args):
-        if isinstance(x, types.Array):
+        if isinstance(x, types.Array) or isinstance(seeded, ARRAYS):
             try:
-                f.get_call_template((seeded,) + tuple(args.types), {})
+                f.get_call_template((_input_type(x, seeded),) + tuple(args.types), {})
             except (NumbaError, NotImplementedError) as err:
-                if _READ_ONLY in str(err):
-                    return lambda x, seeded, args: f(as_dual_array(seeded), *args)
+                if _READ_ONLY in str(err):  # a tuple's leaves become views of the copy
+                    return lambda x, seeded, args: f(as_input(x, as_dual_array(seeded)), *args)
         return lambda x, seeded, args: f(as_input(x, seeded), *args)
 
     overload(call, strict=False)(typing)
     return set_key(call, f)  # the overload is its meaning
+
+
+def _input_type(x, seeded):
+    """The numba type of as_input(x, seeded): what f receives."""
+    from numba.core.registry import cpu_target
+
+    context = cpu_target.typing_context
+    return context.resolve_function_type(context.resolve_value_type(as_input), (x, seeded), {}).return_type
 
 
 @overload(check_arity)
