@@ -124,3 +124,54 @@ def test_the_users_dual_specialisations_are_keyed_by_dualads_source(tmp_path):
     assert dual_key[-1] == cache._dualad_fingerprint()
     assert cache._dualad_fingerprint() not in float_key
     assert np.isclose(dualad.derivative(module.f)(3.0), 6.0)
+
+
+EVERY_KERNEL = """
+import json, numba, numpy as np, dualad
+from numba.core import event
+
+compiled = []
+
+
+class Listener(event.Listener):
+    def on_start(self, ev):
+        compiled.append(str(ev.data.get("dispatcher", "?")))
+
+    def on_end(self, ev):
+        pass
+
+
+@numba.njit(cache=True)
+def rosen(x):
+    s = 0.0
+    for i in range(len(x) - 1):
+        s += 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1.0 - x[i]) ** 2
+    return s
+
+
+x = np.linspace(0.1, 1.0, 20)
+rosen(x)
+with event.install_listener("numba:compile", Listener()):
+    results = [dualad.grad(rosen)(x), dualad.grad(rosen, mode="reverse")(x),
+               dualad.grad(rosen, mode="forward")(x), dualad.value_and_grad(rosen)(x)[1],
+               dualad.hessian(rosen)(x).ravel(), dualad.hvp(rosen)(x, x), dualad.jacobian(rosen)(x)]
+print(json.dumps({"compiled": len(compiled), "results": [r.tolist() for r in results]}))
+"""
+
+
+def test_a_new_process_loads_every_kernel_without_compiling(tmp_path):
+    # issue 15.2: grad (every mode), value_and_grad, hessian, hvp and jacobian of a function
+    # declared cache=True come from the disk cache in a new process, with the same numbers
+    path = tmp_path / "every_kernel.py"
+    path.write_text(EVERY_KERNEL)
+    env = dict(os.environ)
+    env.pop("NUMBA_CACHE_DIR", None)
+    runs = []
+    for _ in range(2):
+        done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
+                              cwd=tmp_path, env=env, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        runs.append(json.loads(done.stdout))
+    assert runs[0]["compiled"] > 0
+    assert runs[1]["compiled"] == 0
+    assert runs[1]["results"] == runs[0]["results"]
