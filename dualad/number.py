@@ -27,8 +27,9 @@ import numpy as np
 
 from .rules import BY_UFUNC, RULES
 
-__all__ = ["ArrayLike", "ForwardNumber", "fresh", "new_tag", "scoped_tag", "finish", "check_live", "EscapedPerturbation", "primal", "HANDLED_FUNCTIONS", "leader_of",
-           "is_layer", "PRIMAL_ONLY_UFUNCS", "REDUCERS"]
+__all__ = ["ArrayLike", "ForwardNumber", "fresh", "new_tag", "scoped_tag", "finish", "check_live",
+           "EscapedPerturbation", "primal", "HANDLED_FUNCTIONS", "leader_of", "is_layer",
+           "PRIMAL_ONLY_UFUNCS", "REDUCERS"]
 
 _tag_counter = itertools.count(1)
 

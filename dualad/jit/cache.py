@@ -91,7 +91,24 @@ def identity(obj, _seen=None):
     raise _Uncacheable(type(obj).__name__)
 
 
-class _KernelCache(FunctionCache):
+class _Forgiving(FunctionCache):
+    """A cache that is an optimisation only: an entry that cannot be loaded (broken, foreign,
+    unreadable) is compiled instead, and one that cannot be written stays in memory."""
+
+    def load_overload(self, sig, target_context):
+        try:
+            return super().load_overload(sig, target_context)
+        except Exception:  # a broken, foreign or unreadable cache entry: compile instead
+            return None
+
+    def save_overload(self, sig, data):
+        try:
+            super().save_overload(sig, data)
+        except Exception:  # a read-only or vanished directory: the kernel stays in memory
+            pass
+
+
+class _KernelCache(_Forgiving):
     """numba's function cache, filed beside the user's function and keyed as the module says."""
 
     def __init__(self, kernel_fn, user_cache, key):
@@ -113,44 +130,20 @@ class _KernelCache(FunctionCache):
     def _index_key(self, sig, codegen):
         return (sig, codegen.magic_tuple(), self._key)
 
-    def load_overload(self, sig, target_context):
-        try:
-            return super().load_overload(sig, target_context)
-        except Exception:  # a broken, foreign or unreadable cache entry: compile instead
-            return None
 
-    def save_overload(self, sig, data):
-        try:
-            super().save_overload(sig, data)
-        except Exception:  # a read-only or vanished directory: the kernel stays in memory
-            pass
-
-
-class _GuardedCache(FunctionCache):
+class _GuardedCache(_Forgiving):
     """numba's cache of the user's own function, which also holds the function's dual-number
     specialisations once dualad has compiled them. Those are keyed by dualad's source too
     (they contain dualad's rules: another version of dualad must not load them); an entry
     that cannot be loaded (written by a run that imported the file under another module
     name, or broken) is recompiled instead of failing the call, and an unwritable directory
-    is not an error."""
+    is not an error (_Forgiving)."""
 
     def _index_key(self, sig, codegen):
         key = super()._index_key(sig, codegen)
         if any(_mentions_dualad(t) for t in sig):
             key = key + (_dualad_fingerprint(),)
         return key
-
-    def load_overload(self, sig, target_context):
-        try:
-            return super().load_overload(sig, target_context)
-        except Exception:
-            return None
-
-    def save_overload(self, sig, data):
-        try:
-            super().save_overload(sig, data)
-        except Exception:
-            pass
 
 
 def _mentions_dualad(numba_type):

@@ -32,7 +32,7 @@ from .intrinsics import unit_tuple
 from .overloads import ARRAYS, DUALS
 from .protocol import as_dual_array
 from .tuples import as_input, flat_input, hessian_like_input, shaped_like_input
-from .types import (DualArrayType, DualType, HyperDualType, SeedArrayType, compiled_only,
+from .types import (READ_ONLY_INPUT, DualArrayType, DualType, HyperDualType, SeedArrayType, compiled_only,
                     make_dual, make_dual_array, make_hyper, make_hyper_seed_array, make_hyper_sym,
                     make_seed_array)
 
@@ -133,9 +133,6 @@ def _check_arity(args, needed, error=ValueError):
                     f"{len(args)} argument(s)")
 
 
-_READ_ONLY = "is read-only inside a compiled transform"  # the seeds' setitem refuses writes
-
-
 def seeded_caller(f):
     """call(x, seeded, args) -> f(as_input(x, seeded), *args), where an f that assigns into
     its (array) argument gets the seeded duals materialised into an array of its own (NumPy
@@ -149,7 +146,7 @@ def seeded_caller(f):
             try:
                 f.get_call_template((_input_type(x, seeded),) + tuple(args.types), {})
             except (NumbaError, NotImplementedError) as err:
-                if _READ_ONLY in str(err):  # a tuple's leaves become views of the copy
+                if READ_ONLY_INPUT in str(err):  # a tuple's leaves become views of the copy
                     return lambda x, seeded, args: f(as_input(x, as_dual_array(seeded)), *args)
         return lambda x, seeded, args: f(as_input(x, seeded), *args)
 

@@ -18,7 +18,7 @@ from numba.core.extending import overload, overload_attribute, register_jitable
 from .. import math as dual_math
 from .overloads import (ARRAYS, DUALS, SCALARS, by_value, element_or_whole, is_operand,
                         length_of, new_array, no_length)
-from .types import (NUMBER, DualArrayType, HyperSeedArrayType, SeedArrayType, element_of,
+from .types import (NUMBER, READ_ONLY_INPUT, DualArrayType, HyperSeedArrayType, SeedArrayType, element_of,
                     load_element, make_dual, make_dual_array, make_hyper, make_hyper_seed_array,
                     make_hyper_sym, make_seed_array, store_element)
 from .intrinsics import unit_tuple
@@ -217,8 +217,7 @@ def _getitem(a, index):
 @overload(operator.setitem)
 def _setitem(a, index, item):
     if isinstance(a, (SeedArrayType, HyperSeedArrayType)):
-        raise TypingError("the differentiated input is read-only inside a compiled transform; "
-                          "copy it first (y = np.zeros_like(x); y[i] = x[i] ...)")
+        raise TypingError(READ_ONLY_INPUT)
     if isinstance(a, types.Array) and isinstance(item, SCALARS):
         raise TypingError(f"a float array cannot hold a dual ({item}): make the buffer with "
                           "np.zeros_like(x) or np.empty_like(x) of a dual array x, so it holds duals")

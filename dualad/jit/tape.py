@@ -42,7 +42,8 @@ from .kernels import compile_kernel, gradient_of, seeded_caller
 from .tuples import flat_input, shaped_like_input
 from .runtime import (address_of, drop, float_pointer, int_pointer, keep, pool_address,
                       try_lock, unlock)
-from .types import ActiveArrayType, ActiveType, compiled_only, make_active, make_active_array
+from .types import (READ_ONLY_INPUT, ActiveArrayType, ActiveType, compiled_only, make_active,
+                    make_active_array)
 
 __all__ = ["value_and_grad", "grad", "jacrev", "vjp"]
 
@@ -71,8 +72,7 @@ def _getitem(a, index):
 @overload(operator.setitem)
 def _setitem(a, index, item):
     if isinstance(a, ActiveArrayType):
-        raise TypingError("the differentiated input is read-only inside a compiled transform; "
-                          "copy it first (y = np.zeros_like(x); y[i] = x[i] ...)")
+        raise TypingError(READ_ONLY_INPUT)
     return None
 
 

@@ -32,12 +32,17 @@ from .intrinsics import packed_size
 
 __all__ = ["DualType", "DualArrayType", "make_dual", "make_dual_array", "SeedArrayType",
            "make_seed_array", "NUMBER", "HyperDualType", "make_hyper", "make_hyper_sym",
-           "HyperSeedArrayType", "make_hyper_seed_array", "ARRAYS", "compiled_only",
+           "HyperSeedArrayType", "make_hyper_seed_array", "ARRAYS", "compiled_only", "READ_ONLY_INPUT",
            "tuple_fields", "element_of", "element_width", "load_element", "store_element",
            "zero_element", "ACTIVE", "ActiveType", "make_active", "ACTIVE_ARRAY",
            "ActiveArrayType", "make_active_array"]
 
 NUMBER = (types.Float, types.Integer, types.Boolean)
+
+# What assigning into a seed (SeedArray, HyperSeedArray, ActiveArray) says at typing time;
+# kernels.seeded_caller recognises it and gives f a materialised copy instead.
+READ_ONLY_INPUT = ("the differentiated input is read-only inside a compiled transform; copy it "
+                   "first (y = np.zeros_like(x); y[i] = x[i] ...)")
 
 
 def compiled_only(module, name):
