@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .arguments import Inputs, check_input, name_of, plain, read_output, read_outputs
+from .arguments import Inputs, argnums_of, check_input, name_of, plain, read_output, read_outputs
 from .dual import Dual
 from .hyperdual import HyperDual
 from .modes import default_chunk, default_hessian_chunk
@@ -155,10 +155,9 @@ def scalar_input(f, x, what):
 
 def derivative_forward(f, args, argnums):
     """f'(x) for the scalar args[argnums]: one Dual pass of one partial."""
-    inputs = Inputs(f, args, argnums)
-    scalar_input(f, args[inputs.nums[0]], "derivative")
-    with scoped_tag() as tag:
-        return _forward_passes(f, inputs, 1, tag)[1]
+    (i,), _ = argnums_of(argnums, args, f)
+    scalar_input(f, args[i], "derivative")
+    return jacobian_forward(f, args, i, 1)[1]
 
 
 def second_derivative_forward(f, args, argnums):

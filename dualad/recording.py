@@ -36,11 +36,11 @@ class Recording:
             return traced
 
         try:
-            self._read(self.inputs.call(make), Traced)
+            self._read(self.inputs.call(make))
         finally:
             finish(tape.tag)  # recorded: traced values that escape f raise when used later
 
-    def _read(self, out, Traced):
+    def _read(self, out):
         """The output tree's values, shapes and its one node (None when constant)."""
         f, tape = self.f, self.tape
         outs, self.treedef = flatten(out)
