@@ -153,8 +153,9 @@ def _compiled_decision(f, args, argnums, shape, n_in, n_out, width, ops, floats)
 
     if f is not None and not _records_on_tape(f, args, argnums):
         return decision("forward", "f does not compile onto the compiled tape")
-    reverse_from, pass_cost, record_cost, sweep_cost = compiled_costs()
-    tape = pick(n_out == 1, n_in, n_out, width, compiled_costs())
+    costs = compiled_costs()
+    reverse_from, pass_cost, record_cost, sweep_cost = costs
+    tape = pick(n_out == 1, n_in, n_out, width, costs)
     mode = "reverse" if tape else "forward"
     if n_out == 1:
         if not tape:
