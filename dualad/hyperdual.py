@@ -116,6 +116,13 @@ class HyperDual(ForwardNumber):
             return Dual._make(value, (partials,), outer_tag)
 
         out = func(*nested(list(args)), **kwargs)
+        if isinstance(out, tuple):  # eigh, svd, qr, slogdet: read back each output
+            items = [self._read_back(item, inner_tag, outer_tag) for item in out]
+            return type(out)(*items) if hasattr(out, "_fields") else tuple(items)
+        return self._read_back(out, inner_tag, outer_tag)
+
+    def _read_back(self, out, inner_tag, outer_tag):
+        """A HyperDual of this tag from a result on the Dual-of-Dual view."""
         n1, n2 = self.eps1.shape[-1:], self.eps2.shape[-1:]
 
         def unpack(x, n_trailing):
@@ -129,7 +136,8 @@ class HyperDual(ForwardNumber):
         else:
             value, eps1 = unpack(out, n1)
             eps2, eps12_t = np.zeros(np.shape(value) + n2), np.zeros(np.shape(value) + n2 + n1)
-        return self._new(value, (eps1, eps2, np.swapaxes(eps12_t, -1, -2)))
+        # eps12 contiguous, so selections can view it by blocks (numpy_functions.select)
+        return self._new(value, (eps1, eps2, np.ascontiguousarray(np.swapaxes(eps12_t, -1, -2))))
 
     def __repr__(self):
         return (f"HyperDual(value={self.value!r}, eps1={self.eps1!r}, eps2={self.eps2!r}, "

@@ -79,7 +79,8 @@ def check_live(x):
             "dualad.primal(x) before storing it")
 
 
-# numpy function -> implementation; filled by dualad.numpy_functions.
+# NumPy function -> implementation on forward numbers; built by dualad.numpy_functions from
+# the registry (dualad.functions).
 HANDLED_FUNCTIONS: dict = {}
 
 _LOST_DERIVATIVE = (
@@ -325,6 +326,9 @@ class ArrayLike:
                 return ufunc(*(primal(x) for x in inputs))
             if ufunc is np.matmul:
                 return self.__array_function__(np.matmul, (), inputs, {})
+            impl = self._functions.get(ufunc)
+            if impl is not None:  # a ufunc outside the rule table, composed from it (registry)
+                return impl(*inputs)
         elif method == "reduce" and ufunc in REDUCERS:
             return REDUCERS[ufunc](*inputs, **kwargs)
         raise TypeError(
@@ -342,9 +346,10 @@ class ArrayLike:
             return NotImplemented
         impl = self._functions.get(func)
         if impl is None:
+            module = "numpy.linalg" if "linalg" in (getattr(func, "__module__", "") or "") else "numpy"
             raise TypeError(
-                f"numpy.{getattr(func, '__name__', func)} is not supported on dualad numbers "
-                f"({type(self).__name__}); see dualad.numpy_functions for the supported functions"
+                f"{module}.{getattr(func, '__name__', func)} is not supported on dualad numbers "
+                f"({type(self).__name__}); docs/numpy.md lists the supported functions"
             )
         return impl(*args, **kwargs)
 

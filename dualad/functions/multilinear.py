@@ -1,0 +1,175 @@
+"""Multilinear functions in einsum form (einsum, matmul, dot, inner, tensordot, vdot) and
+compositions of them (outer, kron, cross)."""
+
+from __future__ import annotations
+
+import string
+
+import numpy as np
+
+from .registry import composition, multilinear, reject_options, stack_lists
+
+
+def parse_subscripts(subscripts):
+    """'ij,jk->ik' -> (['ij', 'jk'], 'ik'); an implicit output as NumPy forms it."""
+    subscripts = subscripts.replace(" ", "")
+    if "->" in subscripts:
+        inputs, output = subscripts.split("->")
+    else:
+        inputs = subscripts
+        letters = inputs.replace(",", "").replace(".", "")
+        output = ("..." if "..." in inputs else "") + "".join(
+            sorted(c for c in set(letters) if letters.count(c) == 1))
+    return inputs.split(","), output
+
+
+def _sublist_form(args):
+    """np.einsum(A, [0, 1], B, [1, 2], [0, 2]) -> ('ab,bc->ac', [A, B])."""
+    letters = string.ascii_letters
+
+    def term(sub):
+        return "".join("..." if s is Ellipsis else letters[int(s)] for s in sub)
+    operands, terms = list(args[0:-1:2]), [term(s) for s in args[1::2]]
+    if len(args) % 2 == 1:
+        return ",".join(terms) + "->" + term(args[-1]), operands
+    return ",".join(terms), operands
+
+
+@multilinear(np.einsum)
+def _einsum(*args, out=None, optimize=False, **kwargs):
+    reject_options(dict(out=out, **kwargs), "einsum")
+    if isinstance(args[0], str):
+        subscripts, operands = args[0], list(args[1:])
+    else:
+        subscripts, operands = _sublist_form(args)
+    operands = [stack_lists(op) for op in operands]
+    return operands, lambda *v: np.einsum(subscripts, *v), subscripts
+
+
+def matmul_subscripts(na, nb):
+    if na == 0 or nb == 0:
+        raise ValueError("matmul: an operand is a scalar; use * for scalar multiplication")
+    a = "...ij" if na >= 2 else "j"
+    b = "...jk" if nb >= 2 else "j"
+    if na == 1 and nb >= 2:
+        out = "...k"
+    else:
+        out = ("...i" if na >= 2 else "") + ("k" if nb >= 2 else "")
+    return f"{a},{b}->{out}"
+
+
+@multilinear(np.matmul, compiled=True)
+def _matmul(a, b, **kwargs):
+    reject_options(kwargs, "matmul")
+    a, b = stack_lists(a), stack_lists(b)
+    return [a, b], np.matmul, matmul_subscripts(np.ndim(a), np.ndim(b))
+
+
+def dot_subscripts(na, nb):
+    letters = iter(string.ascii_lowercase)
+    a = [next(letters) for _ in range(na)]
+    b = [next(letters) for _ in range(nb)]
+    b[-2 if nb >= 2 else -1] = a[-1]
+    out = a[:-1] + [c for c in b if c != a[-1]]
+    return f"{''.join(a)},{''.join(b)}->{''.join(out)}"
+
+
+@multilinear(np.dot, compiled=True)
+def _dot(a, b, out=None):
+    reject_options(dict(out=out), "dot")
+    a, b = stack_lists(a), stack_lists(b)
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return [a, b], np.multiply, _scalar_times(a, b)
+    return [a, b], np.dot, dot_subscripts(np.ndim(a), np.ndim(b))
+
+
+def _scalar_times(a, b):
+    letters = string.ascii_lowercase[:max(np.ndim(a), np.ndim(b))]
+    return f"{letters if np.ndim(a) else ''},{letters if np.ndim(b) else ''}->{letters}"
+
+
+def inner_subscripts(na, nb):
+    letters = iter(string.ascii_lowercase)
+    sa = [next(letters) for _ in range(na - 1)]
+    sb = [next(letters) for _ in range(nb - 1)]
+    return f"{''.join(sa)}Z,{''.join(sb)}Z->{''.join(sa + sb)}"
+
+
+@multilinear(np.inner)
+def _inner(a, b):
+    a, b = stack_lists(a), stack_lists(b)
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return [a, b], np.multiply, _scalar_times(a, b)
+    return [a, b], np.inner, inner_subscripts(np.ndim(a), np.ndim(b))
+
+
+@multilinear(np.vdot)
+def _vdot(a, b):
+    a, b = np.ravel(stack_lists(a)), np.ravel(stack_lists(b))
+    return [a, b], np.vdot, "i,i->"
+
+
+def tensordot_subscripts(na, nb, axes):
+    if np.ndim(axes) == 0:
+        n = int(axes)
+        axes_a, axes_b = list(range(na - n, na)), list(range(n))
+    else:
+        axes_a, axes_b = axes
+        axes_a = [axes_a] if np.ndim(axes_a) == 0 else list(axes_a)
+        axes_b = [axes_b] if np.ndim(axes_b) == 0 else list(axes_b)
+    axes_a = [int(x) % na for x in axes_a]
+    axes_b = [int(x) % nb for x in axes_b]
+    letters = iter(string.ascii_letters)
+    a = [next(letters) for _ in range(na)]
+    b = [next(letters) for _ in range(nb)]
+    for i, j in zip(axes_a, axes_b):
+        b[j] = a[i]
+    out = [c for i, c in enumerate(a) if i not in axes_a] + \
+          [c for j, c in enumerate(b) if j not in axes_b]
+    return f"{''.join(a)},{''.join(b)}->{''.join(out)}"
+
+
+@multilinear(np.tensordot)
+def _tensordot(a, b, axes=2):
+    a, b = stack_lists(a), stack_lists(b)
+    return ([a, b], lambda x, y: np.tensordot(x, y, axes),
+            tensordot_subscripts(np.ndim(a), np.ndim(b), axes))
+
+
+# ---- compositions ---------------------------------------------------------------------------
+@composition(np.outer)
+def outer(a, b, out=None):
+    reject_options(dict(out=out), "outer")
+    return np.multiply(np.reshape(stack_lists(a), (-1, 1)), np.reshape(stack_lists(b), (1, -1)))
+
+
+@composition(np.kron)
+def kron(a, b):
+    """kron(a, b)[i·m + k, j·n + l] = a[i, j] b[k, l]: an outer product, axes interleaved."""
+    a, b = stack_lists(a), stack_lists(b)
+    nd = max(np.ndim(a), np.ndim(b))
+    a = np.reshape(a, (1,) * (nd - np.ndim(a)) + np.shape(a))
+    b = np.reshape(b, (1,) * (nd - np.ndim(b)) + np.shape(b))
+    letters = string.ascii_lowercase
+    sa, sb = letters[:nd], letters[nd:2 * nd]
+    interleaved = "".join(x + y for x, y in zip(sa, sb))
+    product = np.einsum(f"{sa},{sb}->{interleaved}", a, b)
+    return np.reshape(product, tuple(m * n for m, n in zip(np.shape(a), np.shape(b))))
+
+
+@composition(np.cross)
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """The cross product of 3-vectors (or the scalar one of 2-vectors), component by component."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a = np.moveaxis(stack_lists(a), axisa, -1)
+    b = np.moveaxis(stack_lists(b), axisb, -1)
+    na, nb = np.shape(a)[-1], np.shape(b)[-1]
+    if na not in (2, 3) or nb not in (2, 3):
+        raise ValueError("incompatible dimensions for cross product (dimension must be 2 or 3)")
+    a0, a1, a2 = a[..., 0], a[..., 1], (a[..., 2] if na == 3 else 0.0)
+    b0, b1, b2 = b[..., 0], b[..., 1], (b[..., 2] if nb == 3 else 0.0)
+    if na == 2 and nb == 2:
+        return a0 * b1 - a1 * b0
+    c = np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+    return np.moveaxis(c, -1, axisc)

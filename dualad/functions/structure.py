@@ -1,0 +1,276 @@
+"""Array manipulation: selections (each output entry is an operand entry), the compositions
+built on them, constant buffers and value-only functions."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..number import assign, is_layer, primal
+from .registry import (axes_of, reject_options, composition, selection, single, stack_lists,
+                       value_only)
+
+# ---- one operand: NumPy's own call on the values and on the position arrays ----------------
+for _func in (np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis, np.rollaxis,
+              np.squeeze, np.expand_dims, np.broadcast_to, np.copy, np.roll, np.flip, np.fliplr,
+              np.flipud, np.rot90, np.take, np.diagonal, np.repeat, np.tile, np.delete,
+              np.real):
+    selection(_func, compiled=_func in (np.roll,))(single(_func))
+
+
+@selection(np.take_along_axis)
+def _take_along_axis(arr, indices, axis=-1):
+    indices = np.asarray(primal(indices))
+    return [arr], lambda arrays: np.take_along_axis(arrays[0], indices, axis)
+
+
+@selection(np.pad)
+def _pad(array, pad_width, mode="constant", **kwargs):
+    if mode == "constant":
+        # the padding is new constant entries, not entries of an operand: a buffer filled
+        # with the constant, the array assigned into its middle
+        values = kwargs.pop("constant_values", 0)
+        if is_layer(values):
+            raise TypeError("numpy.pad: a constant_values that carries a derivative is not "
+                            "supported; pad with 0 and add the constant times a mask")
+        if kwargs or np.ndim(values) > 0 and np.size(values) > 1:
+            raise TypeError("numpy.pad of dual numbers in mode 'constant' takes one scalar "
+                            "constant_values")
+        return [array], lambda arrays: _pad_constant(arrays[0], pad_width, values)
+    if mode not in ("edge", "reflect", "symmetric", "wrap"):
+        raise TypeError(f"numpy.pad of dual numbers supports the modes constant, edge, reflect, "
+                        f"symmetric and wrap, not {mode!r}")
+    return [array], lambda arrays: np.pad(arrays[0], pad_width, mode=mode, **kwargs)
+
+
+def _pad_constant(a, pad_width, value):
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.intp), (np.ndim(a), 2))
+    shape = tuple(int(n + lo + hi) for n, (lo, hi) in zip(np.shape(a), widths))
+    if isinstance(a, np.ndarray) and a.dtype.kind in "iu":
+        out = np.full(shape, -1, dtype=a.dtype)  # position arrays: padding reads no operand
+    else:
+        out = np.full(shape, float(primal(value)))
+    middle = tuple(slice(int(lo), int(lo) + n) for n, (lo, _) in zip(np.shape(a), widths))
+    return assign(out, middle, a)
+
+
+# ---- several operands ---------------------------------------------------------------------
+def _operand_list(arrays):
+    return [stack_lists(x) for x in arrays]
+
+
+def _joining(func):
+    def operands(arrays, *args, **kwargs):
+        for key in ("out", "dtype", "casting"):
+            if kwargs.get(key) not in (None, "same_kind"):
+                raise TypeError(f"numpy.{func.__name__} on dual numbers does not support `{key}`")
+        kwargs = {k: v for k, v in kwargs.items() if k not in ("out", "dtype", "casting")}
+        ops = _operand_list(arrays)
+        return ops, lambda values: func(values, *args, **kwargs)
+    return operands
+
+
+for _func in (np.concatenate, np.stack, np.hstack, np.vstack, np.dstack, np.column_stack):
+    selection(_func, compiled=_func in (np.concatenate, np.stack))(_joining(_func))
+
+
+@selection(np.append)
+def _append(arr, values, axis=None):
+    ops = _operand_list([arr, values])
+    return ops, lambda v: np.append(v[0], v[1], axis=axis)
+
+
+@selection(np.insert)
+def _insert(arr, obj, values, axis=None):
+    ops = _operand_list([arr, values])
+    return ops, lambda v: np.insert(v[0], obj, v[1], axis=axis)
+
+
+@selection(np.where, compiled=True, note="np.where(c) alone is value-only (np.nonzero)")
+def _where(condition, x=None, y=None):
+    if x is None and y is None:
+        return [], lambda v: np.nonzero(primal(condition))
+    cond = np.asarray(primal(condition), dtype=bool)
+    return [stack_lists(x), stack_lists(y)], lambda v: np.where(cond, v[0], v[1])
+
+
+# ---- compositions of selections and where ------------------------------------------------
+@composition(np.atleast_1d)
+def atleast_1d(*arrays):
+    out = [np.reshape(a, (1,)) if np.ndim(a) == 0 else a for a in arrays]
+    return out[0] if len(out) == 1 else out
+
+
+@composition(np.atleast_2d)
+def atleast_2d(*arrays):
+    out = [np.reshape(a, (1,) * (2 - np.ndim(a)) + np.shape(a)) if np.ndim(a) < 2 else a
+           for a in arrays]
+    return out[0] if len(out) == 1 else out
+
+
+@composition(np.atleast_3d)
+def atleast_3d(*arrays):
+    def three(a):
+        shape = np.shape(a)
+        if len(shape) == 0:
+            return np.reshape(a, (1, 1, 1))
+        if len(shape) == 1:
+            return np.reshape(a, (1, shape[0], 1))
+        if len(shape) == 2:
+            return np.reshape(a, shape + (1,))
+        return a
+    out = [three(a) for a in arrays]
+    return out[0] if len(out) == 1 else out
+
+
+@composition(np.sort)
+def sort(a, axis=-1, kind=None, order=None, stable=None):
+    if axis is None:
+        a, axis = np.ravel(a), 0
+    return np.take_along_axis(a, np.argsort(primal(a), axis=axis, kind=kind, stable=stable), axis)
+
+
+@composition(np.partition)
+def partition(a, kth, axis=-1, kind="introselect", order=None):
+    if axis is None:
+        a, axis = np.ravel(a), 0
+    return np.take_along_axis(a, np.argpartition(primal(a), kth, axis=axis), axis)
+
+
+def _split(a, indices_or_sections, axis=0, equal=False):
+    axis = axes_of(axis, np.ndim(a))[0]
+    n = np.shape(a)[axis]
+    if equal and np.ndim(indices_or_sections) == 0 and n % int(indices_or_sections):
+        raise ValueError("array split does not result in an equal division")
+    # the pieces' bounds, from NumPy's own split of the positions along the axis
+    bounds = np.array_split(np.arange(n), indices_or_sections)
+    head = (slice(None),) * axis
+    return [a[head + (slice(int(b[0]), int(b[-1]) + 1) if len(b) else slice(0, 0),)] for b in bounds]
+
+
+@composition(np.split)
+def split(ary, indices_or_sections, axis=0):
+    return _split(ary, indices_or_sections, axis, equal=True)
+
+
+@composition(np.array_split)
+def array_split(ary, indices_or_sections, axis=0):
+    return _split(ary, indices_or_sections, axis)
+
+
+@composition(np.hsplit)
+def hsplit(ary, indices_or_sections):
+    return _split(ary, indices_or_sections, 1 if np.ndim(ary) > 1 else 0, equal=True)
+
+
+@composition(np.vsplit)
+def vsplit(ary, indices_or_sections):
+    if np.ndim(ary) < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    return _split(ary, indices_or_sections, 0, equal=True)
+
+
+@composition(np.dsplit)
+def dsplit(ary, indices_or_sections):
+    if np.ndim(ary) < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return _split(ary, indices_or_sections, 2, equal=True)
+
+
+def _triangle(m, k, lower):
+    shape = np.shape(m)
+    rows, cols = np.indices(shape[-2:])
+    keep = cols - rows <= k if lower else cols - rows >= k
+    return np.where(keep, m, 0.0)
+
+
+@composition(np.tril)
+def tril(m, k=0):
+    return _triangle(m, k, lower=True)
+
+
+@composition(np.triu)
+def triu(m, k=0):
+    return _triangle(m, k, lower=False)
+
+
+@composition(np.diag)
+def diag(v, k=0):
+    if np.ndim(v) == 2:
+        return np.diagonal(v, k)
+    if np.ndim(v) != 1:
+        raise ValueError("numpy.diag takes a 1-d or 2-d input")
+    return diagflat(v, k)
+
+
+@composition(np.diagflat)
+def diagflat(v, k=0):
+    v = np.ravel(v)
+    n = np.shape(v)[0] + abs(k)
+    rows, cols = np.indices((n, n))
+    on = cols - rows == k
+    # entry (i, i + k) holds v[min(i, i + k)]: gather v along the diagonal, zero elsewhere
+    index = np.clip(np.minimum(rows, cols), 0, max(np.shape(v)[0] - 1, 0))
+    return np.where(on, v[index], 0.0) if np.shape(v)[0] else np.zeros((n, n))
+
+
+@composition(np.trace)
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    reject_options(dict(dtype=dtype, out=out), "trace")
+    if np.shape(np.diagonal(primal(a), offset, axis1, axis2))[-1] == 0:
+        return np.zeros(np.shape(np.trace(primal(a), offset, axis1, axis2)))
+    return np.sum(np.diagonal(a, offset, axis1, axis2), axis=-1)
+
+
+@composition(np.select)
+def select(condlist, choicelist, default=0):
+    result = default
+    for cond, choice in zip(reversed(list(condlist)), reversed(list(choicelist))):
+        result = np.where(np.asarray(primal(cond), dtype=bool), choice, result)
+    return np.broadcast_to(result, np.broadcast_shapes(*[np.shape(c) for c in condlist],
+                                                      *[np.shape(c) for c in choicelist]))
+
+
+@composition(np.imag)
+def imag(val):
+    return np.zeros(np.shape(val))  # real input: the imaginary part is the constant 0
+
+
+@composition(np.angle)
+def angle(z, deg=False):
+    # real input: the angle is 0 or π, piecewise constant
+    return np.where(primal(z) < 0, 180.0 if deg else np.pi, 0.0) + np.zeros(np.shape(z))
+
+
+# ---- constant buffers and value-only functions ---------------------------------------------
+def _buffer(fill):
+    """zeros_like & co.: a constant of a's layer (a buffer that item assignment fills)."""
+    def like(a, dtype=None, order="K", subok=True, shape=None):
+        shape = np.shape(a) if shape is None else shape
+        if dtype is not None and np.dtype(dtype).kind != "f":
+            return fill(shape, dtype=dtype)
+        return a.constant(fill(shape)) if is_layer(a) else fill(shape)
+    return like
+
+
+composition(np.zeros_like, np.empty_like, compiled=True)(_buffer(np.zeros))
+composition(np.ones_like, compiled=True)(_buffer(np.ones))
+
+
+@composition(np.full_like, compiled=True)
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):
+    shape = np.shape(a) if shape is None else shape
+    if is_layer(fill_value):
+        filled = np.broadcast_to(fill_value, shape).copy()
+        # a fill value of an older layer is a constant of a's layer, whose value keeps its
+        # own derivative
+        return filled if not is_layer(a) or fill_value.tag >= a.tag else a.constant(filled)
+    if dtype is not None and np.dtype(dtype).kind != "f":
+        return np.full(shape, fill_value, dtype=dtype)
+    filled = np.full(shape, float(fill_value))
+    return a.constant(filled) if is_layer(a) else filled
+
+
+value_only(np.shape, np.ndim, np.size, np.argmax, np.argmin, np.argsort, np.argpartition,
+           np.nonzero, np.flatnonzero, np.count_nonzero, np.isclose, np.allclose,
+           np.array_equal, np.searchsorted, np.result_type, np.iscomplexobj, np.isrealobj,
+           np.isreal, np.iscomplex, np.any, np.all)
