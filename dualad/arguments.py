@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from .number import check_live, fresh, is_layer
+from .number import check_live, fresh, from_objects, is_layer
 from .tree import Static, flatten
 
 __all__ = ["Inputs", "check_input", "read_output", "read_outputs", "argnums_of", "name_of",
@@ -205,9 +205,8 @@ def read_output(out, tag, f):
         return np.float64(out), None
     if isinstance(out, np.ndarray) and out.dtype.kind in "fiu":
         return out.astype(np.float64), None
-    if isinstance(out, np.ndarray) and out.dtype == object:
-        raise TypeError(f"{name_of(f)} returned an object array (np.array([...]) of dual numbers); "
-                        "build it with np.stack([...]) so it stays differentiable")
+    if isinstance(out, np.ndarray) and out.dtype == object:  # np.array([...]) of numbers
+        return read_output(from_objects(out), tag, f)
     raise TypeError(f"{name_of(f)} returned {type(out).__name__} ({out!r:.60}); dualad "
                     "differentiates functions that return floats or arrays of floats, or "
                     "tuples, lists, dicts, NamedTuples and dataclasses of them")

@@ -28,7 +28,7 @@ import numpy as np
 from .rules import BY_UFUNC, RULES
 
 __all__ = ["ArrayLike", "ForwardNumber", "fresh", "new_tag", "scoped_tag", "finish", "check_live",
-           "EscapedPerturbation", "primal", "HANDLED_FUNCTIONS", "leader_of", "is_layer",
+           "EscapedPerturbation", "primal", "HANDLED_FUNCTIONS", "leader_of", "is_layer", "from_objects",
            "PRIMAL_ONLY_UFUNCS", "REDUCERS"]
 
 _tag_counter = itertools.count(1)
@@ -86,9 +86,9 @@ HANDLED_FUNCTIONS: dict = {}
 _LOST_DERIVATIVE = (
     "{what} of a dualad.{cls} would drop its derivative. Keep the computation in NumPy "
     "(np.sin, np.exp, ... or dualad.math.sin, ...), not Python's math module, which converts "
-    "to float; build arrays with np.stack/np.concatenate or np.zeros_like(x) and item "
-    "assignment instead of np.array([...]) or a float array; call dualad.primal(x) if you "
-    "really want the value without its derivative."
+    "to float; store it in a buffer made by np.zeros_like(x) (or any allocation in the "
+    "differentiated function itself), np.array([...]) or np.stack, not a float array made "
+    "elsewhere; call dualad.primal(x) if you really want the value without its derivative."
 )
 
 _COMPARISONS = {np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal}
@@ -114,11 +114,29 @@ def primal(x):
     return x
 
 
+def from_objects(x):
+    """An object array (what np.array([...]) and np.asarray make of numbers of a layer) as
+    one number of the layer leading its entries; an object array of plain numbers as a
+    float array; anything else unchanged."""
+    if not (isinstance(x, np.ndarray) and x.dtype == object):
+        return x
+    items = x.ravel().tolist()
+    if not any(is_layer(item) for item in items):
+        return np.asarray(x, dtype=np.float64)
+    return np.reshape(np.stack(items), x.shape)
+
+
 def leader_of(args):
-    """The layer with the newest tag among args (looking one level into lists)."""
+    """The layer with the newest tag among args (looking one level into lists and object
+    arrays)."""
     leader = None
     for a in args:
-        items = a if isinstance(a, (list, tuple)) else (a,)
+        if isinstance(a, (list, tuple)):
+            items = a
+        elif isinstance(a, np.ndarray) and a.dtype == object:
+            items = a.ravel().tolist()
+        else:
+            items = (a,)
         for item in items:
             if is_layer(item):
                 check_live(item)
@@ -160,6 +178,38 @@ def _as_index(index):
     return index
 
 
+def _float64_keeping_layers(x=0.0):
+    return x if is_layer(x) else np.float64(x)
+
+
+class LayerDtype:
+    """The dtype of a layer number: NumPy's float64 in every respect but one, ``.type`` keeps
+    numbers of layers. NumPy's mean, var and std of an object array (np.mean([d0, d1]))
+    finish with ret.dtype.type(ret / n) on their result, which float64 would convert."""
+
+    __slots__ = ()
+    dtype = np.dtype(np.float64)  # what np.dtype(x.dtype) and np.issubdtype see
+    type = staticmethod(_float64_keeping_layers)
+
+    def __getattr__(self, name):
+        return getattr(np.dtype(np.float64), name)
+
+    def __eq__(self, other):
+        return np.dtype(np.float64) == (np.dtype(np.float64) if isinstance(other, LayerDtype) else other)
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __hash__(self):
+        return hash(np.dtype(np.float64))
+
+    def __repr__(self):
+        return "dtype('float64')"
+
+
+FLOAT64 = LayerDtype()
+
+
 class ArrayLike:
     """The ndarray-like surface shared by every layer (forward numbers, reverse traced arrays):
     shape, methods that call NumPy functions (which dispatch back to the layer), comparisons
@@ -185,7 +235,7 @@ class ArrayLike:
 
     @property
     def dtype(self):
-        return np.dtype(np.float64)
+        return FLOAT64
 
     @property
     def T(self):
@@ -220,6 +270,86 @@ class ArrayLike:
     def mean(self, axis=None, keepdims=False):
         return np.mean(self, axis=axis, keepdims=keepdims)
 
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        """A float dtype keeps the derivative (a copy); an integer or bool one is piecewise
+        constant: the values converted, no derivative."""
+        if np.dtype(dtype).kind == "f":
+            if np.dtype(dtype) != np.float64:
+                raise TypeError(f"dualad numbers are float64; .astype({np.dtype(dtype)}) would "
+                                "round the derivative: use float or np.float64")
+            return self.copy() if copy else self
+        if np.dtype(dtype).kind == "c":
+            raise TypeError("dualad differentiates real numbers: .astype(complex) is not supported")
+        return np.asarray(primal(self)).astype(dtype)
+
+    @property
+    def real(self):
+        return self  # real numbers
+
+    @property
+    def imag(self):
+        return np.zeros(self.shape)
+
+    def var(self, axis=None, ddof=0, keepdims=False):
+        return np.var(self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+    def std(self, axis=None, ddof=0, keepdims=False):
+        return np.std(self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+    def cumsum(self, axis=None):
+        return np.cumsum(self, axis=axis)
+
+    def cumprod(self, axis=None):
+        return np.cumprod(self, axis=axis)
+
+    def round(self, decimals=0):
+        return np.round(self, decimals)
+
+    def trace(self, offset=0, axis1=0, axis2=1):
+        return np.trace(self, offset, axis1, axis2)
+
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        return np.diagonal(self, offset, axis1, axis2)
+
+    def repeat(self, repeats, axis=None):
+        return np.repeat(self, repeats, axis=axis)
+
+    def swapaxes(self, axis1, axis2):
+        return np.swapaxes(self, axis1, axis2)
+
+    def take(self, indices, axis=None):
+        return np.take(self, indices, axis=axis)
+
+    def argmax(self, axis=None):
+        return np.argmax(primal(self), axis=axis)
+
+    def argmin(self, axis=None):
+        return np.argmin(primal(self), axis=axis)
+
+    def argsort(self, axis=-1, kind=None):
+        return np.argsort(primal(self), axis=axis, kind=kind)
+
+    def nonzero(self):
+        return np.nonzero(primal(self))
+
+    def any(self, axis=None):
+        return np.any(primal(self), axis=axis)
+
+    def all(self, axis=None):
+        return np.all(primal(self), axis=axis)
+
+    def ptp(self, axis=None):
+        return np.max(self, axis=axis) - np.min(self, axis=axis)
+
+    def fill(self, value):
+        self[...] = value
+
+    def tolist(self):
+        """Nested lists of numbers of this layer (entries, not floats)."""
+        if self.ndim == 0:
+            return self
+        return [item.tolist() for item in self]
+
     def prod(self, axis=None, keepdims=False):
         return np.prod(self, axis=axis, keepdims=keepdims)
 
@@ -246,8 +376,20 @@ class ArrayLike:
         raise TypeError(_LOST_DERIVATIVE.format(what="complex()", cls=type(self).__name__))
 
     def __array__(self, dtype=None, copy=None):
-        raise TypeError(_LOST_DERIVATIVE.format(what="Converting to a NumPy array",
-                                                cls=type(self).__name__))
+        """np.asarray(x), np.array([x, ...]): an object array holding x's entries as numbers
+        of x's layer. NumPy keeps Python objects in it (operators and ufuncs run entry by
+        entry, by the entries' own methods), and every dualad operation or transform output
+        that meets it takes it back as one number of its layer (from_objects). A float
+        dtype would drop the derivative: that is an error."""
+        if dtype is not None and np.dtype(dtype) != np.dtype(object):
+            raise TypeError(_LOST_DERIVATIVE.format(what=f"Converting to a {np.dtype(dtype)} array",
+                                                    cls=type(self).__name__))
+        if copy is False:
+            raise ValueError("a dualad number becomes a NumPy array only by a copy")
+        out = np.empty(self.shape, dtype=object)
+        for index in np.ndindex(self.shape):
+            out[index] = self[index]
+        return out
 
     def item(self, *args):
         raise TypeError(_LOST_DERIVATIVE.format(what=".item()", cls=type(self).__name__))
@@ -398,10 +540,7 @@ class ForwardNumber(ArrayLike):
         if isinstance(x, ForwardNumber) and x.tag > self.tag:
             raise AssertionError("leader must hold the newest tag")
         if isinstance(x, np.ndarray) and x.dtype == object:
-            raise TypeError(
-                "an object array (np.array([...]) of dual numbers) cannot be differentiated: "
-                "build it with np.stack([...]) instead"
-            )
+            return self.split(from_objects(x))
         return x, None
 
     def trailing_shapes(self):
@@ -539,3 +678,19 @@ REDUCERS = {
     np.maximum: lambda x, axis=0, **kw: np.max(x, axis=axis, **kw),
     np.minimum: lambda x, axis=0, **kw: np.min(x, axis=axis, **kw),
 }
+
+
+def _ufunc_method(ufunc):
+    def method(self, *others):
+        return ufunc(self, *others)
+    method.__name__ = ufunc.__name__
+    return method
+
+
+# NumPy runs a ufunc on an object array (np.array([...]) of numbers) entry by entry, calling
+# each entry's method of the ufunc's name (np.sin(objects) calls entry.sin()): give every
+# layer number those methods, so object arrays work wherever the ufunc does.
+for _name in dir(np):
+    _ufunc = getattr(np, _name)
+    if isinstance(_ufunc, np.ufunc) and _name == _ufunc.__name__ and not hasattr(ArrayLike, _name):
+        setattr(ArrayLike, _name, _ufunc_method(_ufunc))

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from .arguments import Inputs, name_of, plain, read_output
-from .number import finish, is_layer
+from .number import finish, from_objects, is_layer
 from .reverse import Tape, Traced, leaf
 from .tree import flatten
 
@@ -44,6 +44,7 @@ class Recording:
         """The output tree's values, shapes and its one node (None when constant)."""
         f, tape = self.f, self.tape
         outs, self.treedef = flatten(out)
+        outs = [from_objects(o) for o in outs]  # np.array([...]) of traced values
         ours = [isinstance(o, Traced) and o.tape is tape for o in outs]
         self.values = [o.value if mine else read_output(o, tape.tag, f)[0] for o, mine in zip(outs, ours)]
         self.shapes = [tuple(np.shape(v)) for v in self.values]

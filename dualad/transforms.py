@@ -108,8 +108,10 @@ def _aux_call(f, has_aux, args, run):
     return result, wrapped.take_aux()
 
 
-def _without_aux(f, has_aux):
-    return (lambda *args: f(*args)[0]) if has_aux else f
+def _bound(f, kwargs):
+    """f with keyword arguments given to a transform's function: they go to f as they are,
+    undifferentiated (as in JAX)."""
+    return functools.partial(f, **kwargs) if kwargs else f
 
 
 # ---- auto mode on the Python path ---------------------------------------------------------------
@@ -219,8 +221,8 @@ def _python_derivative(f, argnums):
     f = python_twin(f)
 
     @functools.wraps(f)
-    def derivative_fn(*args):
-        return derivative_forward(f, args, argnums)
+    def derivative_fn(*args, **kwargs):
+        return derivative_forward(_bound(f, kwargs), args, argnums)
 
     return derivative_fn
 
@@ -256,8 +258,8 @@ def _python_value_and_grad(f, argnums, has_aux, chunk, mode):
         return value, pieces
 
     @functools.wraps(f)
-    def value_and_grad_fn(*args):
-        (value, gradient), aux = _aux_call(f, has_aux, args, run)
+    def value_and_grad_fn(*args, **kwargs):
+        (value, gradient), aux = _aux_call(_bound(f, kwargs), has_aux, args, run)
         return ((value, aux), gradient) if has_aux else (value, gradient)
 
     return value_and_grad_fn
@@ -277,8 +279,9 @@ def grad(f, argnums=0, has_aux=False, *, chunk=None, jit=None, mode="auto"):
         return dispatch.kernel("grad", mode, f, argnums, value_and_grad_fn, chunk)
 
     @functools.wraps(value_and_grad_fn)
-    def grad_fn(*args):
-        (_, aux), gradient = value_and_grad_fn(*args) if has_aux else ((None, None), value_and_grad_fn(*args)[1])
+    def grad_fn(*args, **kwargs):
+        (_, aux), gradient = (value_and_grad_fn(*args, **kwargs) if has_aux
+                              else ((None, None), value_and_grad_fn(*args, **kwargs)[1]))
         return (gradient, aux) if has_aux else gradient
 
     return grad_fn
@@ -322,14 +325,14 @@ def _python_jacobian(f, argnums, has_aux, mode, chunk):
 
     def run(g, args):
         def choose():
-            return _jacobian_mode(_without_aux(f, has_aux), args, argnums, chunk)
+            return _jacobian_mode(g, args, argnums, chunk)
         if _chosen(mode, args, decisions, choose) == "reverse":
             return jacobian_reverse(g, args, argnums)
         return jacobian_forward(g, args, argnums, chunk)[1]
 
     @functools.wraps(f)
-    def jacobian_fn(*args):
-        jac, aux = _aux_call(f, has_aux, args, run)
+    def jacobian_fn(*args, **kwargs):
+        jac, aux = _aux_call(_bound(f, kwargs), has_aux, args, run)
         return (jac, aux) if has_aux else jac
 
     return jacobian_fn
@@ -345,8 +348,8 @@ def second_derivative(f, argnums=0, jit=None):
     twin = python_twin(f)
 
     @functools.wraps(twin)
-    def second_derivative_fn(*args):
-        return second_derivative_forward(twin, args, argnums)
+    def second_derivative_fn(*args, **kwargs):
+        return second_derivative_forward(_bound(twin, kwargs), args, argnums)
 
     return _kernel_or(second_derivative_fn, "second_derivative", "forward", f, jit, argnums)
 
@@ -378,8 +381,8 @@ def hessian(f, argnums=0, has_aux=False, *, chunk=None, jit=None, mode="auto"):
         return hessian_forward(g, args, argnums, chunk)
 
     @functools.wraps(twin)
-    def hessian_fn(*args):
-        hess, aux = _aux_call(twin, has_aux, args, run)
+    def hessian_fn(*args, **kwargs):
+        hess, aux = _aux_call(_bound(twin, kwargs), has_aux, args, run)
         return (hess, aux) if has_aux else hess
 
     return _kernel_or(hessian_fn, "hessian", mode, f, jit, argnums, chunk, has_aux)
@@ -395,7 +398,7 @@ def hvp(f, chunk=None, jit=None):
     twin = python_twin(f)
 
     @functools.wraps(twin)
-    def hvp_fn(x, v, *args):
-        return hvp_forward(twin, x, v, args, chunk)
+    def hvp_fn(x, v, *args, **kwargs):
+        return hvp_forward(_bound(twin, kwargs), x, v, args, chunk)
 
     return _kernel_or(hvp_fn, "hvp", "forward", f, jit, 0, chunk)

@@ -37,7 +37,10 @@ def test_float_and_math_module_raise_clear_errors():
     with pytest.raises(TypeError, match="would drop its derivative"):
         math.sin(d)
     with pytest.raises(TypeError, match="would drop its derivative"):
-        np.asarray(Dual(np.ones(2), np.ones((2, 1))))
+        np.asarray(Dual(np.ones(2), np.ones((2, 1))), dtype=float)
+    # without a dtype NumPy holds the entries as objects, each a Dual
+    objects = np.asarray(Dual(np.ones(2), np.ones((2, 1))))
+    assert objects.dtype == object and isinstance(objects[1], Dual)
 
 
 def test_storing_a_dual_in_a_float_array_raises_clearly():

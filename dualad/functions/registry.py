@@ -36,7 +36,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..number import is_layer
+from ..number import from_objects, is_layer
 
 __all__ = ["Entry", "REGISTRY", "KINDS", "selection", "linear", "multilinear", "jvp",
            "composition", "value_only", "single", "axes_of", "reject_options", "stack_lists",
@@ -131,8 +131,11 @@ def reject_options(kwargs, name):
 
 def stack_lists(x):
     """A (nested) list or tuple holding numbers of any layer, stacked by np.stack (so by the
-    layer that leads it, which may be newer than the one handling the call); anything else
-    unchanged. NumPy's dispatch does not look into lists, nor does np.asarray keep layers."""
+    layer that leads it, which may be newer than the one handling the call), an object array
+    of them as one number (number.from_objects); anything else unchanged. NumPy's dispatch
+    does not look into lists or object arrays."""
+    if isinstance(x, np.ndarray) and x.dtype == object:
+        return from_objects(x)
     if not isinstance(x, (list, tuple)):
         return x
     items = [stack_lists(item) for item in x]

@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from ..number import ArrayLike, assign, is_layer, leader_of, primal
+from ..number import ArrayLike, assign, from_objects, is_layer, leader_of, primal
 from .tape import Scattered, scatter_add, set_entries, unbroadcast
 
 __all__ = ["Traced", "leaf", "value_and_node", "record", "selection", "FUNCTIONS"]
@@ -161,8 +161,7 @@ def value_and_node(x, tape):
     if isinstance(x, Traced) and x.tape is tape:
         return x.value, x.node
     if isinstance(x, np.ndarray) and x.dtype == object:
-        raise TypeError("an object array (np.array([...]) of traced values) cannot be "
-                        "differentiated: build it with np.stack([...]) instead")
+        return value_and_node(from_objects(x), tape)
     return x, None
 
 
