@@ -15,6 +15,8 @@ derivatives where Python's math would convert to float.
 import math
 import types
 
+from .allocation import with_buffers
+
 __all__ = ["is_dispatcher", "python_twin"]
 
 
@@ -22,10 +24,14 @@ def is_dispatcher(f):
     return hasattr(f, "py_func") and type(f).__module__.startswith("numba")
 
 
-def python_twin(f, _made=None):
+def python_twin(f):
     """The function to run on the Python path: a dispatcher's pure-Python twin; a plain
-    function that names dispatchers, rebuilt over twins of them; anything else unchanged."""
-    made = {} if _made is None else _made
+    function that names dispatchers, rebuilt over twins of them; anything else unchanged.
+    Its NumPy allocations make buffers that can hold dual numbers (allocation.with_buffers)."""
+    return with_buffers(_twin(f, {}))
+
+
+def _twin(f, made):
     if id(f) in made:
         return made[id(f)]
     if is_dispatcher(f):
@@ -66,7 +72,7 @@ def _rebuild(key, py, made, numba_code):
     made[id(key)] = twin  # before recursing: mutual recursion reaches this twin
     for name in py.__code__.co_names:
         if is_dispatcher(namespace.get(name)):
-            namespace[name] = python_twin(namespace[name], made)
+            namespace[name] = _twin(namespace[name], made)
     if py.__closure__:
         twin = types.FunctionType(py.__code__, namespace, py.__name__, py.__defaults__,
                                   _cells(py.__closure__, made))
@@ -79,5 +85,5 @@ def _rebuild(key, py, made, numba_code):
 def _cells(closure, made):
     if not closure:
         return closure
-    return tuple(types.CellType(python_twin(cell.cell_contents, made))
+    return tuple(types.CellType(_twin(cell.cell_contents, made))
                  if is_dispatcher(cell.cell_contents) else cell for cell in closure)

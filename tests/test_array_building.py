@@ -1,0 +1,194 @@
+"""The ways people build arrays (issue 13, item 3), on the Python path: np.array/np.asarray of
+dual numbers and of lists holding them, allocations filled by item assignment, lists of
+duals passed to NumPy functions, a library function that converts its input first."""
+
+import numpy as np
+import pytest
+import scipy.optimize
+
+import dualad
+from dualad.allocation import Buffer
+from numpy import zeros as imported_zeros
+
+MODES = ("forward", "reverse")
+y0 = np.array([1.0, 2e-3, 3e-2])
+
+
+def robertson_array(y, k1=0.04, k2=3e7, k3=1e4):
+    """The ODE tutorial's right-hand side: np.array of three dual scalars."""
+    dy0 = -k1 * y[0] + k3 * y[1] * y[2]
+    dy1 = k1 * y[0] - k3 * y[1] * y[2] - k2 * y[1] ** 2
+    dy2 = k2 * y[1] ** 2
+    return np.array([dy0, dy1, dy2])
+
+
+def robertson_buffer(y, k1=0.04, k2=3e7, k3=1e4):
+    """The same, into a np.zeros buffer by item assignment."""
+    out = np.zeros(3)
+    out[0] = -k1 * y[0] + k3 * y[1] * y[2]
+    out[1] = k1 * y[0] - k3 * y[1] * y[2] - k2 * y[1] ** 2
+    out[2] = k2 * y[1] ** 2
+    return out
+
+
+def robertson_jacobian(y, k1=0.04, k2=3e7, k3=1e4):
+    return np.array([[-k1, k3 * y[2], k3 * y[1]],
+                     [k1, -k3 * y[2] - 2 * k2 * y[1], -k3 * y[1]],
+                     [0.0, 2 * k2 * y[1], 0.0]])
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("rhs", [robertson_array, robertson_buffer])
+def test_ode_right_hand_sides(rhs, mode):
+    np.testing.assert_allclose(dualad.jacobian(rhs, mode=mode)(y0), robertson_jacobian(y0),
+                               rtol=1e-14)
+    value = dualad.jvp(rhs, (y0,), (np.ones(3),))[0]
+    assert isinstance(value, np.ndarray) and value.dtype == np.float64
+    np.testing.assert_array_equal(value, robertson_array(y0))
+
+
+def test_second_order_through_buffers_and_object_arrays():
+    for rhs in (robertson_array, robertson_buffer):
+        h = dualad.hessian(lambda y: rhs(y)[1])(y0)
+        np.testing.assert_allclose(h, [[0, 0, 0], [0, -6e7, -1e4], [0, -1e4, 0]], rtol=1e-14)
+        np.testing.assert_allclose(dualad.jacfwd(dualad.jacrev(lambda y: rhs(y)[1]))(y0), h,
+                                   rtol=1e-14)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_scipy_rosen_converts_its_input_first(mode):
+    # scipy.optimize.rosen begins with np.asarray(x)
+    x = np.array([1.2, 0.8, 1.5, 2.0])
+    np.testing.assert_allclose(dualad.grad(scipy.optimize.rosen, mode=mode)(x),
+                               scipy.optimize.rosen_der(x), rtol=1e-14)
+    np.testing.assert_allclose(dualad.hessian(scipy.optimize.rosen)(x),
+                               scipy.optimize.rosen_hess(x), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_lists_of_duals_into_numpy_functions(mode):
+    def f(x):
+        return (np.mean([x[0], x[1] ** 2]) + np.linalg.norm([x[0], x[1]])
+                + np.sum(np.append([x[0]], x[1:] * 2)) + np.max([x[0], 3 * x[1]]))
+
+    x = np.array([1.2, 0.8, 1.5])
+    r = np.hypot(x[0], x[1])
+    expected = [0.5 + x[0] / r + 1, x[1] + x[1] / r + 2 + 3, 2]
+    np.testing.assert_allclose(dualad.grad(f, mode=mode)(x), expected, rtol=1e-14)
+
+
+def test_asarray_keeps_the_derivative_and_float_conversion_refuses():
+    def f(x):
+        a = np.asarray(x)
+        b = np.asanyarray(x)
+        return np.sum(np.sin(a) * b)
+
+    x = np.array([0.3, -1.1, 2.0])
+    for mode in MODES:
+        np.testing.assert_allclose(dualad.grad(f, mode=mode)(x), np.sin(x) + x * np.cos(x),
+                                   rtol=1e-14)
+    with pytest.raises(TypeError, match="would drop its derivative"):
+        dualad.grad(lambda x: np.sum(np.asarray(x, dtype=float)))(x)
+
+
+def _fill_2d(x):
+    a = np.empty((2, 2))
+    a[0, :] = x[:2]
+    a[1] = x[1:] ** 2
+    a += 1.0
+    return np.linalg.det(a)
+
+
+def _fill_full_ones(x):
+    a = np.full(3, 2.0)
+    b = np.ones((3,))
+    a[1] = x[0] * x[1]
+    b[2:] = np.exp(x[2:])
+    c = imported_zeros(2)  # imported by name
+    c[0] = x[2]
+    return np.sum(a * b) + c[0] * c[1] + np.sum(c)
+
+
+def _fill_zeros_like_of_floats(x):
+    out = np.zeros_like(np.arange(3.0))
+    out[:] = x * 2
+    tail = out[1:]           # a view of the buffer: writes go through
+    tail[0] = x[0] ** 3
+    return np.sum(out ** 2)
+
+
+@pytest.mark.parametrize("f", [_fill_2d, _fill_full_ones, _fill_zeros_like_of_floats])
+def test_allocations_filled_by_assignment(f):
+    x = np.array([0.7, -1.3, 0.4])
+    expected = _central_gradient(f, x)
+    for mode in MODES:
+        np.testing.assert_allclose(dualad.grad(f, mode=mode)(x), expected, rtol=1e-7)
+    h = dualad.hessian(f)(x)
+    np.testing.assert_allclose(h, dualad.jacfwd(dualad.jacrev(f))(x), rtol=1e-12, atol=1e-12)
+
+
+def test_buffers_in_functions_the_user_calls_lambdas_and_closures():
+    def inner(z):
+        b = np.ones(2)
+        b[1] = z[0] * z[1]
+        return b
+
+    x = np.array([2.0, 3.0])
+    assert np.allclose(dualad.grad(lambda z: np.sum(inner(z) ** 2))(x), [2 * 6 * 3, 2 * 6 * 2])
+    assert np.allclose(dualad.grad(lambda z: robertson_buffer(z)[2] + 0 * z[0])(y0),
+                       [0, 2 * 3e7 * y0[1], 0])
+
+
+def test_float_work_arrays_and_the_users_function_stay_untouched():
+    a_float = []
+
+    def f(x):
+        work = np.zeros((2, 2))        # floats only: solve gets a float matrix
+        work[0, 0], work[1, 1] = 2.0, 4.0
+        a_float.append(type(np.linalg.solve(work, np.ones(2))))
+        return np.sum(np.linalg.solve(work, x))
+
+    np.testing.assert_allclose(dualad.grad(f)(np.ones(2)), [0.5, 0.25])
+    assert a_float[-1] is np.ndarray
+    assert f.__globals__["np"] is np  # the user's function and module are not modified
+    assert isinstance(robertson_buffer.__globals__["np"].zeros(2), np.ndarray)
+    assert not isinstance(robertson_buffer(y0), Buffer)
+
+
+COUNTER = 0
+
+
+def _writes_a_global(x):
+    global COUNTER
+    COUNTER += 1
+    out = np.zeros(2)
+    out[0] = x[0]
+    return out
+
+
+def test_a_function_writing_globals_runs_untouched_and_says_what_to_do():
+    with pytest.raises((TypeError, ValueError)) as err:
+        dualad.jacobian(_writes_a_global)(np.ones(2))
+    assert "np.zeros_like" in str(err.value) + str(err.value.__cause__)
+    assert COUNTER >= 1  # its global write went to its module
+
+
+def test_a_float_array_made_outside_the_transform_refuses_duals():
+    outside = np.zeros(2)
+
+    def f(x):
+        outside[0] = x[0]
+        return outside
+
+    with pytest.raises((TypeError, ValueError)) as err:
+        dualad.jacobian(f)(np.ones(2))
+    assert "np.zeros_like" in str(err.value) + str(err.value.__cause__)
+
+
+def _central_gradient(f, x, h=1e-6):
+    g = np.zeros_like(x)
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e[i] = h
+        g[i] = (f(x + e) - f(x - e)) / (2 * h)
+    return g
