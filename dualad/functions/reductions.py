@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import rules
 from ..number import primal
-from .registry import axes_of, composition, linear, reject_options, stack_lists
+from .registry import axes_of, composition, linear, reject_options, stack_lists, with_values
 
 
 def _trailing(w, k):
@@ -127,14 +127,16 @@ def cumprod(a, axis=None, dtype=None, out=None):
         a, axis = np.ravel(a), 0
     ax = axes_of(axis, np.ndim(a))[0]
     head = (slice(None),) * ax
-    n, shift = np.shape(a)[ax], 1
+    n, shift, scan = np.shape(a)[ax], 1, a
     while shift < n:
         # entries from `shift` on take the product with the entry `shift` before them
-        a = np.concatenate([a[head + (slice(0, shift),)],
-                            a[head + (slice(shift, None),)] * a[head + (slice(0, n - shift),)]],
-                           axis=ax)
+        scan = np.concatenate([scan[head + (slice(0, shift),)],
+                               scan[head + (slice(shift, None),)] * scan[head + (slice(0, n - shift),)]],
+                              axis=ax)
         shift *= 2
-    return a
+    # the scan multiplies in another order than NumPy's running product: keep its
+    # derivatives, and NumPy's values
+    return with_values(scan, np.cumprod(primal(a), axis=ax))
 
 
 @composition(np.diff)

@@ -36,10 +36,10 @@ from typing import Callable
 
 import numpy as np
 
-from ..number import from_objects, is_layer
+from ..number import from_objects, is_layer, primal
 
 __all__ = ["Entry", "REGISTRY", "KINDS", "selection", "linear", "multilinear", "jvp",
-           "composition", "value_only", "single", "axes_of", "reject_options", "stack_lists",
+           "composition", "value_only", "single", "with_values", "axes_of", "reject_options", "stack_lists",
            "qualified_name"]
 
 KINDS = ("selection", "linear", "multilinear", "jvp", "composition", "value_only")
@@ -140,3 +140,13 @@ def stack_lists(x):
         return x
     items = [stack_lists(item) for item in x]
     return np.stack(items) if any(is_layer(item) for item in items) else x
+
+
+def with_values(x, values):
+    """x's derivatives (of every layer) with the float values `values` (NumPy's own, when a
+    composition computes them in another order): x - primal(x) + values. Where x is not
+    finite that would be nan: x is kept as it is."""
+    own = np.asarray(primal(x))
+    if not np.all(np.isfinite(own)):
+        return x
+    return x - own + values

@@ -47,6 +47,8 @@ def _pad_constant(a, pad_width, value):
     shape = tuple(int(n + lo + hi) for n, (lo, hi) in zip(np.shape(a), widths))
     if isinstance(a, np.ndarray) and a.dtype.kind in "iu":
         out = np.full(shape, -1, dtype=a.dtype)  # position arrays: padding reads no operand
+    elif isinstance(a, np.ndarray) and a.dtype.kind == "V":
+        out = np.zeros(shape, dtype=a.dtype)  # tangent blocks: the padding is a constant
     else:
         out = np.full(shape, float(primal(value)))
     middle = tuple(slice(int(lo), int(lo) + n) for n, (lo, _) in zip(np.shape(a), widths))

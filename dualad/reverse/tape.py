@@ -121,10 +121,12 @@ def zeros_like_cotangent(shape, c):
 def scatter_add(size, positions, c):
     """out (size,) with out[positions[k]] += c[k] for every k (positions may repeat)."""
     positions = np.ravel(positions)
-    if isinstance(c, ForwardNumber):
+    if isinstance(c, ForwardNumber) and not any(is_layer(a) for a in (c.value,) + c.components):
         flat = np.reshape(c, (-1,))
         return flat.map_linear(lambda a, k: _scatter(size, positions, a, k))
-    if is_layer(c):  # a traced cotangent (reverse over reverse): differentiable operations only
+    if is_layer(c):
+        # a traced cotangent (reverse over reverse), or nested forward numbers (their
+        # entries are numbers of older layers): differentiable operations only
         return _scatter_by_sorting(size, positions, np.reshape(c, (-1,)))
     return _scatter(size, positions, np.ravel(c), 0)
 

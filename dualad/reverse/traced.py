@@ -218,7 +218,8 @@ def _times(partial, c, finite=True):
 def selection(fn, operands, tape, may_view=False):
     """fn(list of arrays) where every output entry is one operand entry or a constant.
 
-    fn runs on the values, then on integer position arrays (constants at -1) to learn where
+    fn runs on the values, then on integer position arrays (constants at -1: the entries of
+    constant operands, and fn may make new ones at -1 too) to learn where
     each output entry comes from; the VJP adds cotangents back to those positions. With
     may_view, a result that NumPy makes a view of a single operand stays one (see module doc).
     """
@@ -239,8 +240,11 @@ def selection(fn, operands, tape, may_view=False):
     out_positions = np.asarray(fn(positions))
     is_view = may_view and len(operands) == 1 and np.shares_memory(out_positions, positions[0])
     kept = out_positions.reshape(-1)
-    mask = None if len(pieces) == len(operands) else kept >= 0
-    if mask is not None:
+    # entries at -1 are constants: of a constant operand, or new ones (np.pad's constant)
+    mask = kept >= 0
+    if mask.all():
+        mask = None
+    else:
         kept = kept[mask]
 
     def vjp(c):
