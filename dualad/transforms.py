@@ -34,7 +34,7 @@ from .forward import (check_scalar, derivative_forward, hessian_forward, hvp_for
 from .modes import default_chunk, default_hessian_chunk
 from .number import new_tag
 from .recording import jacobian_reverse, vjp_recording
-from .tree import is_node
+from .tree import flatten, is_node
 from .twin import is_dispatcher, python_twin
 
 __all__ = ["jvp", "derivative", "second_derivative", "grad", "value_and_grad", "jacfwd",
@@ -388,17 +388,30 @@ def hessian(f, argnums=0, has_aux=False, *, chunk=None, jit=None, mode="auto"):
     return _kernel_or(hessian_fn, "hessian", mode, f, jit, argnums, chunk, has_aux)
 
 
-def hvp(f, chunk=None, jit=None):
+def hvp(f, chunk=None, jit=None, mode="auto"):
     """Hessian-vector product: hvp(f)(x, v, *args) = ∇²f(x, *args) · v, structured as x.
 
-    ε2 carries v and ε1 the identity (chunked), so the ε1ε2 part is H·v; no Hessian is formed.
-    Given a numba dispatcher (or jit=True) it returns a compiled kernel (scalar or 1-D x).
+    mode "forward-over-reverse": the reverse-mode gradient run on Duals of one partial
+    carrying v (one recording and one sweep, O(n), a small constant times a gradient);
+    "forward": ε2 carries v and ε1 the identity in chunks of HyperDuals, so the ε1ε2 part
+    is H·v (n/chunk passes, O(n²)); "auto": forward while one chunk holds every input,
+    else forward-over-reverse. No Hessian is formed. Given a numba dispatcher (or
+    jit=True) it returns a compiled kernel (scalar or 1-D x).
     """
     _check_chunk(chunk)
+    _check_mode(mode, ("forward", "forward-over-reverse"))
     twin = python_twin(f)
 
     @functools.wraps(twin)
     def hvp_fn(x, v, *args, **kwargs):
-        return hvp_forward(_bound(twin, kwargs), x, v, args, chunk)
+        g = _bound(twin, kwargs)
+        chosen = mode
+        if mode == "auto":
+            n = sum(np.size(leaf) for leaf in flatten(x)[0])
+            chosen = "forward" if chunk is not None or n <= default_chunk(n) else "forward-over-reverse"
+        if chosen == "forward":
+            return hvp_forward(g, x, v, args, chunk)
+        gradient = grad(lambda x_: g(x_, *args), jit=False, mode="reverse")
+        return jvp_forward(gradient, (x,), (v,))[1]
 
     return _kernel_or(hvp_fn, "hvp", "forward", f, jit, 0, chunk)

@@ -241,3 +241,20 @@ def test_constant_output_has_zero_derivative():
     np.testing.assert_array_equal(dualad.jacobian(lambda x: np.ones(3))(np.ones(2)), np.zeros((3, 2)))
     assert dualad.grad(lambda x: 4.0)(np.ones(2)).tolist() == [0.0, 0.0]
     assert dualad.second_derivative(lambda x: 4.0)(1.0) == 0.0
+
+
+def test_hvp_modes_agree_with_the_hessian():
+    def f(x, scale):
+        return scale * (np.sum(np.sin(x[1:] * x[:-1])) + np.sum(x ** 3))
+
+    rng = np.random.default_rng(11)
+    for n in (3, 40):
+        x, v = rng.normal(size=n), rng.normal(size=n)
+        expected = dualad.hessian(f)(x, 1.5) @ v
+        for mode in ("forward", "forward-over-reverse", "auto"):
+            np.testing.assert_allclose(dualad.hvp(f, mode=mode)(x, v, 1.5), expected,
+                                       rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(dualad.hvp(f, mode=mode)(x, v, scale=1.5), expected,
+                                       rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="mode="):
+        dualad.hvp(f, mode="reverse")
