@@ -4,6 +4,8 @@ on arrays built from x. test_numpy_registry fails when an entry has no example h
 
 import numpy as np
 
+from dualad.functions.linalg import _cholesky, _lstsq
+
 N = 12
 rng = np.random.default_rng(7)
 W = rng.normal(size=(3, 4))
@@ -106,12 +108,63 @@ EXAMPLES = {
     np.tensordot: lambda x: np.tensordot(np.reshape(x, (2, 3, 2)), m34(x)[:, :2], axes=([1, 2], [0, 1])),
     np.outer: lambda x: np.outer(x[:3], x[3:7]),
     np.kron: lambda x: np.kron(np.reshape(x[:4], (2, 2)), np.reshape(x[4:10], (2, 3))),
-    np.cross: lambda x: [np.cross(m34(x)[:, :3], W[:, :3]), np.cross(x[:2], x[2:4])],
+    np.cross: lambda x: [np.cross(m34(x)[:, :3], W[:, :3]), np.cross(x[:3], x[3:6])],
     # linear algebra
     np.linalg.det: lambda x: np.linalg.det(matrix(x)),
     np.linalg.inv: lambda x: np.linalg.inv(matrix(x)),
     np.linalg.solve: lambda x: np.linalg.solve(matrix(x), x[3:6]),
+    np.linalg.slogdet: lambda x: np.linalg.slogdet(matrix(x))[1],
+    _cholesky: lambda x: _cholesky(spd(x), False),
+    np.linalg.cholesky: lambda x: [np.linalg.cholesky(spd(x)), np.linalg.cholesky(spd(x), upper=True)],
+    np.linalg.eigh: lambda x: _eigh(spd(x)),
+    np.linalg.eigvalsh: lambda x: np.linalg.eigvalsh(spd(x)),
+    np.linalg.svd: lambda x: _svd(m34(x)),
+    np.linalg.svdvals: lambda x: np.linalg.svdvals(m34(x)),
+    np.linalg.qr: lambda x: list(np.linalg.qr(m34(x).T)),
+    np.linalg.pinv: lambda x: np.linalg.pinv(m34(x)),
+    _lstsq: lambda x: list(_lstsq(m34(x).T, x[:4], None)),
+    np.linalg.lstsq: lambda x: np.linalg.lstsq(m34(x).T, x[:4])[0],
+    np.linalg.matrix_power: lambda x: [np.linalg.matrix_power(matrix(x) / 4, 3), np.linalg.matrix_power(matrix(x), -2)],
+    np.linalg.multi_dot: lambda x: np.linalg.multi_dot([m34(x), W.T, matrix(x)]),
+    np.linalg.norm: lambda x: [np.linalg.norm(x), np.linalg.norm(m34(x), 1), np.linalg.norm(m34(x), "nuc"),
+                               np.linalg.norm(m34(x), 2), np.linalg.norm(m34(x), axis=1, ord=3)],
+    # statistics
+    np.var: lambda x: [np.var(m34(x), axis=0), np.var(x, ddof=1)],
+    np.std: lambda x: np.std(m34(x), axis=1, keepdims=True),
+    np.average: lambda x: np.average(m34(x), axis=1, weights=x[:4]),
+    np.nansum: lambda x: np.nansum(m34(x), axis=0),
+    np.nanmean: lambda x: np.nanmean(m34(x), axis=1),
+    np.cov: lambda x: np.cov(m34(x)),
+    np.corrcoef: lambda x: np.corrcoef(m34(x)),
+    np.quantile: lambda x: np.quantile(m34(x), [0.3, 0.8], axis=1),
+    np.percentile: lambda x: np.percentile(x, 35.0),
+    np.median: lambda x: [np.median(m34(x), axis=0), np.median(x)],
+    np.linspace: lambda x: np.linspace(x[0], x[1] + 2.0, 5),
+    np.gradient: lambda x: np.gradient(m34(x), axis=1),
+    np.interp: lambda x: np.interp(x[:3] * 3.0, [0.0, 1.0, 2.5, 5.5], x[4:8]),
+    # elementwise functions outside the rule table
+    np.fabs: lambda x: np.fabs(x - 1.0),
+    np.degrees: lambda x: np.degrees(x),
+    np.radians: lambda x: np.radians(x),
+    np.conjugate: lambda x: np.conjugate(x) * x,
+    np.fmax: lambda x: np.fmax(x, 1.0),
+    np.fmin: lambda x: np.fmin(x[:6], x[6:]),
+    np.heaviside: lambda x: np.heaviside(x - 1.0, 0.5) + x,
+    np.nan_to_num: lambda x: np.nan_to_num(x),
+    np.logaddexp: lambda x: np.logaddexp(x[:6], x[6:]),
+    np.logaddexp2: lambda x: np.logaddexp2(x[:6], 2 * x[6:]),
+    np.sinc: lambda x: np.sinc(x - 0.9),
 }
+
+
+def _eigh(a):
+    w, v = np.linalg.eigh(a)
+    return [w, v * v]  # v * v does not depend on the signs LAPACK picks
+
+
+def _svd(a):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return [s, u * u, vh * vh]
 
 
 def _filled(buffer, x):

@@ -9,7 +9,7 @@
     statistics.py   var, std, average, median, quantile, cov, ...
 """
 
-from . import linalg, multilinear, reductions, structure  # noqa: F401  (fill the registry)
+from . import elementwise, linalg, multilinear, reductions, statistics, structure  # noqa: F401  (fill the registry)
 from .registry import KINDS, REGISTRY, Entry
 
 __all__ = ["REGISTRY", "KINDS", "Entry"]

@@ -142,11 +142,20 @@ def stack_lists(x):
     return np.stack(items) if any(is_layer(item) for item in items) else x
 
 
-def with_values(x, values):
-    """x's derivatives (of every layer) with the float values `values` (NumPy's own, when a
-    composition computes them in another order): x - primal(x) + values. Where x is not
-    finite that would be nan: x is kept as it is."""
-    own = np.asarray(primal(x))
-    if not np.all(np.isfinite(own)):
-        return x
-    return x - own + values
+def with_values(expr, value):
+    """expr with the value `value` (NumPy's own, when a composition computes it in another
+    order: equal to expr's up to rounding) and expr's derivatives of every layer:
+    expr - (v - value), v expr's value. Where v and value are close, v - value is exact
+    (Sterbenz) and so is the result; otherwise a second round is. Where either is not
+    finite they must agree already (each caller builds its non-finite cases as NumPy)."""
+    value = np.asarray(value, dtype=np.float64)
+    for _ in range(3):
+        v = np.asarray(primal(expr), dtype=np.float64)
+        same = (v == value) | (np.isnan(v) & np.isnan(value))
+        if same.all():
+            return expr
+        if not np.all(same | (np.isfinite(v) & np.isfinite(value))):
+            break
+        expr = expr - np.where(same, 0.0, v - value)
+    raise AssertionError("dualad: a composition's value is not NumPy's where it is not "
+                         "finite; please report this")

@@ -36,6 +36,8 @@ def markdown():
         "|---|---|---|---|---|---|---|",
     ]
     for entry in sorted(REGISTRY.values(), key=lambda e: (e.kind, e.name)):
+        if entry.func.__name__.startswith("_"):
+            continue  # dualad's own primitives behind a NumPy function (linalg._cholesky)
         derivative = "value only" if entry.kind == "value_only" else "yes"
         note = entry.note or KIND_NOTES[entry.kind]
         lines.append(f"| `{entry.name}` | {entry.kind} | {derivative} | {derivative} | "

@@ -5,8 +5,8 @@ function of the registry (dualad/functions) from its kind, once per kind:
   * linear: the entry's transpose carries the cotangent back;
   * multilinear: the cotangent of operand k is an einsum of the output's cotangent with the
     other operands (reverse by transposition);
-  * jvp: the VJP is the transpose of the entry's JVP, found by running that JVP on a traced
-    tangent and sweeping it back, so no formula is written again; a solve with a constant
+  * jvp: the VJP is the transpose of the entry's JVP, found by running that JVP once on
+    traced tangents and sweeping them back, so no formula is written again; a solve with a constant
     matrix is the one linear map transposed by hand (solve(A, ·)ᵀ = solve(Aᵀ, ·)), the base
     case the others reduce to;
   * composition: the entry's NumPy code itself; value_only: NumPy on the values.
@@ -138,43 +138,50 @@ def _multilinear(entry):
 
 
 # ---- linear algebra: VJP = the JVP transposed -----------------------------------------------------
-def _transposed_jvp(jvp, values, k, c, output=None):
-    """Jᵀc for operand k of jvp(*values, *tangents): jvp is linear in tangent k, so run it on
-    a traced tangent (one direction) and sweep the cotangent back through it."""
+def _linearized(jvp, values, traced):
+    """jvp run once on the values, with the tangents of the operands in `traced` traced on a
+    tape of their own (one direction each): (value, output tangents, tangent leaves). The
+    JVP is linear in the tangents, so sweeping that tape back is its transpose; the
+    decomposition inside it runs once, however many sweeps follow."""
     inner_tape = Tape()
     tangents = [None] * len(values)
-    tangent = Traced(np.zeros(np.shape(values[k]) + (1,)), inner_tape, inner_tape.record((), None))
-    tangents[k] = tangent
-    _, out_tangent = jvp(*values, *tangents)
-    if output is not None:
-        out_tangent = out_tangent[output]
-    if out_tangent is None or not isinstance(out_tangent, Traced):  # no dependence
-        return np.zeros(np.shape(values[k]))
-    (grad,) = inner_tape.backward(out_tangent.node, np.expand_dims(c, -1), [tangent.node])
-    return grad[..., 0]
+    for k in traced:
+        tangents[k] = Traced(np.zeros(np.shape(values[k]) + (1,)), inner_tape,
+                             inner_tape.record((), None))
+    value, out_tangent = jvp(*values, *tangents)
+    return value, out_tangent, [tangents[k] for k in traced]
+
+
+def _transposed(out_tangent, leaves):
+    """The VJP of one output of a linearized JVP: its cotangent swept back to the leaves."""
+    def vjp(c):
+        grads = out_tangent.tape.backward(out_tangent.node, np.expand_dims(c, -1),
+                                          [leaf.node for leaf in leaves])
+        # a leaf the sweep never reached (zero cotangents are skipped) has cotangent 0
+        return tuple(np.zeros(np.shape(leaf.value)[:-1]) if g is None else g[..., 0]
+                     for g, leaf in zip(grads, leaves))
+    return vjp
 
 
 def _jvp(entry):
-    func = entry.func
-
     def impl(*args, **kwargs):
         operands, jvp = entry.impl(*args, **kwargs)
         tape = leading_tape((operands,))
         split_operands = [value_and_node(op, tape) for op in operands]
         values = [v for v, _ in split_operands]
-        if func is np.linalg.solve and split_operands[0][1] is None:
+        if entry.func is np.linalg.solve and split_operands[0][1] is None:
             return _solve_constant_matrix(tape, *split_operands)
-        value = func(*values)
         traced = [k for k, (_, node) in enumerate(split_operands) if node is not None]
         nodes = [split_operands[k][1] for k in traced]
+        value, out_tangent, leaves = _linearized(jvp, values, traced)
+
+        def output(v, t):
+            # an output whose tangent is not traced (slogdet's sign, a constant) has no node
+            return record(tape, v, nodes, _transposed(t, leaves)) if isinstance(t, Traced) else v
+
         if not isinstance(value, tuple):
-            return record(tape, value, nodes,
-                          lambda c: tuple(_transposed_jvp(jvp, values, k, c) for k in traced))
-        # several outputs (eigh, svd, ...): a node for each, each with its own transposed JVP
-        items = [record(tape, v, nodes,
-                        (lambda j: lambda c: tuple(_transposed_jvp(jvp, values, k, c, j)
-                                                   for k in traced))(j))
-                 for j, v in enumerate(value)]
+            return output(value, out_tangent)
+        items = [output(v, t) for v, t in zip(value, out_tangent)]
         return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
     return impl
 
