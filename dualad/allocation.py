@@ -2,19 +2,23 @@
 
 ``out = np.zeros(n); out[i] = ...; return out`` is how much NumPy code fills its outputs,
 and a float array cannot hold a dual number. NumPy's allocation functions take no override
-(np.zeros has no array argument to dispatch on), and dualad does not patch NumPy. Instead a
-transform runs f over a view of its own globals (`with_buffers`) in which NumPy's
-allocation functions make a `Buffer` of floats: an object-dtype ndarray, so an entry may
-become a number of any layer. Every NumPy function and ufunc that meets a Buffer sees it as
-what it holds: a float array, or one number of the layer leading its entries
+(np.zeros has no array argument to dispatch on), and dualad does not patch NumPy. Instead,
+when f stores a dual into a float array it allocated (`OnDemand`: the transform runs f as
+it is first), the transform runs f again over a view of its globals (`with_buffers`) in
+which NumPy's allocation functions make a `Buffer`: an object-dtype ndarray of floats, so
+an entry may become a number of any layer. NumPy's structural functions (views, copies,
+in-place writes: transpose, reshape, fill_diagonal, copyto, ufunc.at, ...) work on a Buffer
+as on any object array, with NumPy's semantics; every other NumPy function or ufunc sees it
+as what it holds: a float array, or one number of the layer leading its entries
 (number.from_objects). f's output is read the same way.
 
-f and the user's own functions it calls (through globals or closure cells) run so; NumPy's,
-libraries' and dualad's functions keep their globals (a float buffer made there that
-receives a dual raises, naming np.zeros_like). Only a function that assigns into something
-sees the Buffer allocations, so float work arrays of other functions stay fast; a function
-that writes global variables runs untouched (a view of its globals could not write them).
-The view is live: every other name is looked up in the module's globals at the time of use.
+f and the user's own functions it calls (through globals or closure cells, bound methods
+and functools.partial included) run so; NumPy's, libraries' and dualad's functions keep
+their globals (a float buffer made there that receives a dual raises, naming
+np.zeros_like). Only a function that assigns into something sees the Buffer allocations; a
+function that writes global variables runs untouched (a view of its globals could not
+write them). The view is live: every other name is looked up in the module's globals at the
+time of use.
 """
 
 from __future__ import annotations
@@ -27,9 +31,9 @@ import weakref
 
 import numpy as np
 
-from .number import from_objects, is_layer
+from .number import LostDerivative, from_objects, is_layer
 
-__all__ = ["Buffer", "with_buffers"]
+__all__ = ["Buffer", "OnDemand", "with_buffers"]
 
 ALLOCATIONS = ("zeros", "empty", "ones", "full", "zeros_like", "empty_like", "ones_like",
                "full_like")
@@ -37,20 +41,68 @@ ALLOCATIONS = ("zeros", "empty", "ones", "full", "zeros_like", "empty_like", "on
 
 class Buffer(np.ndarray):
     """An allocation of the differentiated function: floats, and numbers of layers once
-    assigned ones (object dtype). NumPy functions and ufuncs see it as what it holds."""
+    assigned ones (object dtype). NumPy's structural functions act on it as an object
+    array; the others see it as what it holds."""
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method == "at":  # in place: NumPy's object loop adds entry by entry
+            return getattr(ufunc, method)(*_raw(inputs), **kwargs)
         out = kwargs.pop("out", None)
-        result = getattr(ufunc, method)(*_held(inputs), **kwargs)
-        if out is None:
-            return result
-        # in place (buffer += x): the result goes back into the buffer, entry by entry
-        (target,) = out
-        target[...] = result
-        return target
+        result = getattr(ufunc, method)(*_held(inputs), **_held(kwargs))
+        return result if out is None else _into(out, result)
 
     def __array_function__(self, func, types_, args, kwargs):
-        return func(*_held(args), **_held(kwargs))
+        if func in STRUCTURAL:
+            return _as_buffers(func(*_raw(args), **_raw(kwargs)))
+        out = kwargs.pop("out", None)
+        result = func(*_held(args), **_held(kwargs))
+        return result if out is None else _into(out, result)
+
+    def astype(self, dtype, *args, **kwargs):
+        return _held(self).astype(dtype, *args, **kwargs)
+
+
+def _method(name):
+    function = getattr(np, name)
+
+    def method(self, *args, **kwargs):
+        return function(self, *args, **kwargs)
+    method.__name__ = name
+    return method
+
+
+# ndarray's numeric methods call NumPy's internals on the object array directly: through
+# the NumPy functions, a Buffer is seen as what it holds
+for _name in ("sum", "mean", "std", "var", "prod", "max", "min", "cumsum", "cumprod", "clip",
+              "all", "any", "dot", "round", "argmax", "argmin", "argsort", "ptp", "trace"):
+    setattr(Buffer, _name, _method(_name))
+
+
+def _into(out, result):
+    """NumPy's out= for a Buffer (or a tuple holding one): the result written into it."""
+    target = out[0] if isinstance(out, tuple) else out
+    target[...] = result
+    return target
+
+
+def _raw(x):
+    """x with every Buffer in it seen as the plain object array it is."""
+    if isinstance(x, Buffer):
+        return x.view(np.ndarray)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_raw(item) for item in x)
+    if isinstance(x, dict):
+        return {key: _raw(item) for key, item in x.items()}
+    return x
+
+
+def _as_buffers(x):
+    """Object arrays in a structural function's result as Buffers (views stay views)."""
+    if isinstance(x, np.ndarray) and x.dtype == object and not isinstance(x, Buffer):
+        return x.view(Buffer)
+    if isinstance(x, (list, tuple)) and not hasattr(x, "_fields"):
+        return type(x)(_as_buffers(item) for item in x)
+    return x
 
 
 def _held(x):
@@ -100,6 +152,19 @@ def _allocation(name):
 
 
 BUFFER_ALLOCATIONS = {name: _allocation(name) for name in ALLOCATIONS}
+
+# NumPy functions that move or write entries without arithmetic: on a Buffer, NumPy's own
+# object-array code (views stay views of the buffer, in-place writes land in it)
+STRUCTURAL = frozenset(
+    getattr(np, name) for name in (
+        "reshape", "ravel", "transpose", "swapaxes", "moveaxis", "rollaxis", "squeeze",
+        "expand_dims", "broadcast_to", "atleast_1d", "atleast_2d", "atleast_3d", "diagonal",
+        "flip", "fliplr", "flipud", "rot90", "roll", "take", "take_along_axis", "repeat",
+        "tile", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "split",
+        "array_split", "hsplit", "vsplit", "dsplit", "copy", "copyto", "fill_diagonal", "put",
+        "putmask", "place", "put_along_axis", "shape", "ndim", "size", "insert", "delete",
+        "append", "pad", "where", "select", "tril", "triu", "diag", "diagflat", "sort",
+        "partition"))
 
 
 class _NumpyWithBuffers(types.ModuleType):
@@ -169,10 +234,46 @@ def _users_own(f):
 _MADE = weakref.WeakKeyDictionary()
 
 
+class OnDemand:
+    """f for a transform: run as it is until it stores a dual number into a float array it
+    allocated, and from then on (that call included, from its start) with_buffers(f)."""
+
+    def __init__(self, f):
+        self.f, self.buffered = f, None
+
+    def run(self, attempt):
+        """attempt(f), or attempt(with_buffers(f)) when f needs buffers."""
+        if self.buffered is not None:
+            return attempt(self.buffered)
+        try:
+            return attempt(self.f)
+        except (TypeError, ValueError) as error:
+            if not _lost_in_an_array(error):
+                raise
+            buffered = with_buffers(self.f)
+            if buffered is self.f:
+                raise
+        result = attempt(buffered)
+        self.buffered = buffered
+        return result
+
+
+def _lost_in_an_array(error):
+    """Whether a dual number was converted to a float (NumPy storing it in a float array
+    raises ValueError with the conversion's LostDerivative as its cause)."""
+    return isinstance(error, LostDerivative) or isinstance(error.__cause__, LostDerivative)
+
+
 def with_buffers(f):
     """f, run over a view of its globals in which NumPy's allocations make Buffers (see the
-    module docstring); f itself when it is not a plain Python function of the user's, or
-    writes global variables."""
+    module docstring); f itself when it is not the user's own Python function (or a bound
+    method or functools.partial of one), or writes global variables."""
+    if isinstance(f, functools.partial):
+        inner = with_buffers(f.func)
+        return f if inner is f.func else functools.partial(inner, *f.args, **f.keywords)
+    if isinstance(f, types.MethodType):
+        inner = with_buffers(f.__func__)
+        return f if inner is f.__func__ else types.MethodType(inner, f.__self__)
     if not isinstance(f, types.FunctionType) or hasattr(f, "__dualad_buffers__") or not _users_own(f):
         return f
     made = _MADE.get(f)

@@ -28,7 +28,7 @@ import numpy as np
 from .rules import BY_UFUNC, RULES
 
 __all__ = ["ArrayLike", "ForwardNumber", "fresh", "new_tag", "scoped_tag", "finish", "check_live",
-           "EscapedPerturbation", "primal", "HANDLED_FUNCTIONS", "leader_of", "is_layer", "from_objects",
+           "EscapedPerturbation", "LostDerivative", "primal", "HANDLED_FUNCTIONS", "leader_of", "is_layer", "from_objects",
            "PRIMAL_ONLY_UFUNCS", "REDUCERS"]
 
 _tag_counter = itertools.count(1)
@@ -45,6 +45,11 @@ class Tag(tuple):
 def new_tag():
     """A tag newer than every tag drawn before it."""
     return Tag((next(_tag_counter), 0))
+
+
+class LostDerivative(TypeError):
+    """A number of a layer was converted to a float (float(), a float array, math.sin):
+    its derivative would be lost."""
 
 
 class EscapedPerturbation(RuntimeError):
@@ -370,10 +375,10 @@ class ArrayLike:
 
     # ---- conversions that would lose the derivative -----------------------------------
     def __float__(self):
-        raise TypeError(_LOST_DERIVATIVE.format(what="float()", cls=type(self).__name__))
+        raise LostDerivative(_LOST_DERIVATIVE.format(what="float()", cls=type(self).__name__))
 
     def __complex__(self):
-        raise TypeError(_LOST_DERIVATIVE.format(what="complex()", cls=type(self).__name__))
+        raise LostDerivative(_LOST_DERIVATIVE.format(what="complex()", cls=type(self).__name__))
 
     def __array__(self, dtype=None, copy=None):
         """np.asarray(x), np.array([x, ...]): an object array holding x's entries as numbers
@@ -382,7 +387,7 @@ class ArrayLike:
         that meets it takes it back as one number of its layer (from_objects). A float
         dtype would drop the derivative: that is an error."""
         if dtype is not None and np.dtype(dtype) != np.dtype(object):
-            raise TypeError(_LOST_DERIVATIVE.format(what=f"Converting to a {np.dtype(dtype)} array",
+            raise LostDerivative(_LOST_DERIVATIVE.format(what=f"Converting to a {np.dtype(dtype)} array",
                                                     cls=type(self).__name__))
         if copy is False:
             raise ValueError("a dualad number becomes a NumPy array only by a copy")
@@ -392,7 +397,7 @@ class ArrayLike:
         return out
 
     def item(self, *args):
-        raise TypeError(_LOST_DERIVATIVE.format(what=".item()", cls=type(self).__name__))
+        raise LostDerivative(_LOST_DERIVATIVE.format(what=".item()", cls=type(self).__name__))
 
     def __int__(self):
         # Truncation is piecewise constant: its derivative is zero, so nothing is lost.
@@ -452,11 +457,18 @@ class ArrayLike:
         raise NotImplementedError
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if kwargs.get("out") is not None:
-            raise TypeError(
-                f"numpy.{ufunc.__name__} cannot write dual numbers into a given `out=` array "
-                "(this is what `a += dual` does when `a` is a float ndarray): write `a = a + dual`"
-            )
+        if method == "at" and isinstance(inputs[0], np.ndarray) and inputs[0].dtype == object:
+            # into an object array (a buffer of the differentiated function): entry by entry
+            return ufunc.at(*(x.__array__() if is_layer(x) else x for x in inputs), **kwargs)
+        if kwargs.get("out") is not None or (method == "at" and not is_layer(inputs[0])):
+            # a float array receiving a dual (a += dual, np.add.at(a, i, dual)): the
+            # derivative would be lost (a transform then retries f with its allocations
+            # holding duals: dualad.allocation)
+            raise LostDerivative(
+                f"numpy.{ufunc.__name__} cannot write dual numbers into a float array (this is "
+                "what `a += dual` does when `a` is a float ndarray made outside the "
+                "differentiated function): write `a = a + dual`, or allocate `a` inside it "
+                "(np.zeros_like(x))")
         if method == "__call__":
             if kwargs:
                 raise TypeError(f"numpy.{ufunc.__name__} on dual numbers takes no keyword "
@@ -473,6 +485,8 @@ class ArrayLike:
                 return impl(*inputs)
         elif method == "reduce" and ufunc in REDUCERS:
             return REDUCERS[ufunc](*inputs, **kwargs)
+        elif method == "accumulate" and ufunc in ACCUMULATORS:
+            return ACCUMULATORS[ufunc](*inputs, **kwargs)
         raise TypeError(
             f"numpy.{ufunc.__name__} ({method}) is not differentiable by dualad; see "
             "dualad.rules.RULES for the supported elementwise functions"
@@ -671,6 +685,11 @@ for _rule in RULES.values():
         setattr(ArrayLike, f"__{_rule.operator}__", _operator_method(_rule))
         if _rule.arity == 2:
             setattr(ArrayLike, f"__r{_rule.operator}__", _operator_method(_rule, reflected=True))
+
+ACCUMULATORS = {
+    np.add: lambda x, axis=0, **kw: np.cumsum(x, axis=axis, **kw),
+    np.multiply: lambda x, axis=0, **kw: np.cumprod(x, axis=axis, **kw),
+}
 
 REDUCERS = {
     np.add: lambda x, axis=0, **kw: np.sum(x, axis=axis, **kw),

@@ -35,6 +35,7 @@ from .modes import default_chunk, default_hessian_chunk
 from .number import new_tag
 from .recording import jacobian_reverse, vjp_recording
 from .tree import flatten, is_node
+from .allocation import OnDemand
 from .twin import is_dispatcher, python_twin
 
 __all__ = ["jvp", "derivative", "second_derivative", "grad", "value_and_grad", "jacfwd",
@@ -158,7 +159,7 @@ def jvp(f, primals, tangents):
         raise ValueError(f"jvp got {len(primals)} primals but {len(tangents)} tangents")
     if _one_compiled_primal(f, primals):
         return dispatch.jvp_kernel(f)(primals[0], tangents[0])
-    return jvp_forward(python_twin(f), primals, tangents)
+    return OnDemand(python_twin(f)).run(lambda g: jvp_forward(g, primals, tangents))
 
 
 def _one_compiled_primal(f, primals):
@@ -176,9 +177,9 @@ def vjp(f, *primals, has_aux=False):
     (x, cotangent, *args) -> (f, cotangent · J), which numba code can call directly."""
     if _one_compiled_primal(f, primals) and not has_aux:
         return _compiled_vjp(f, primals[0])
-    f = python_twin(f)  # several primals, structures or has_aux: the Python path
-    (value, pullback), aux = _aux_call(
-        f, has_aux, primals, lambda g, a: vjp_recording(g, a, tuple(range(len(a))), "vjp_fn"))
+    f = OnDemand(python_twin(f))  # several primals, structures or has_aux: the Python path
+    (value, pullback), aux = f.run(lambda g: _aux_call(
+        g, has_aux, primals, lambda h, a: vjp_recording(h, a, tuple(range(len(a))), "vjp_fn")))
     return (value, pullback, aux) if has_aux else (value, pullback)
 
 
@@ -218,11 +219,11 @@ def derivative(f, argnums=0, jit=None):
 
 
 def _python_derivative(f, argnums):
-    f = python_twin(f)
+    f = OnDemand(python_twin(f))
 
-    @functools.wraps(f)
+    @functools.wraps(f.f)
     def derivative_fn(*args, **kwargs):
-        return derivative_forward(_bound(f, kwargs), args, argnums)
+        return f.run(lambda g: derivative_forward(_bound(g, kwargs), args, argnums))
 
     return derivative_fn
 
@@ -243,7 +244,7 @@ def value_and_grad(f, argnums=0, has_aux=False, *, chunk=None, jit=None, mode="a
 
 
 def _python_value_and_grad(f, argnums, has_aux, chunk, mode):
-    f = python_twin(f)
+    f = OnDemand(python_twin(f))
     decisions = {}
 
     def run(g, args):
@@ -251,15 +252,15 @@ def _python_value_and_grad(f, argnums, has_aux, chunk, mode):
             return _jacobian_mode(g, args, argnums, chunk, 1)
         if _chosen(mode, args, decisions, choose) == "reverse":
             value, pullback = vjp_recording(g, args, argnums, "grad")
-            check_scalar(value, f, "grad")
+            check_scalar(value, f.f, "grad")
             return value, pullback(np.float64(1.0))
         value, pieces = jacobian_forward(g, args, argnums, chunk)
-        check_scalar(value, f, "grad")
+        check_scalar(value, f.f, "grad")
         return value, pieces
 
-    @functools.wraps(f)
+    @functools.wraps(f.f)
     def value_and_grad_fn(*args, **kwargs):
-        (value, gradient), aux = _aux_call(_bound(f, kwargs), has_aux, args, run)
+        (value, gradient), aux = f.run(lambda g: _aux_call(_bound(g, kwargs), has_aux, args, run))
         return ((value, aux), gradient) if has_aux else (value, gradient)
 
     return value_and_grad_fn
@@ -320,7 +321,7 @@ def jacobian(f, argnums=0, has_aux=False, *, mode="auto", chunk=None, jit=None):
 
 
 def _python_jacobian(f, argnums, has_aux, mode, chunk):
-    f = python_twin(f)
+    f = OnDemand(python_twin(f))
     decisions = {}
 
     def run(g, args):
@@ -330,9 +331,9 @@ def _python_jacobian(f, argnums, has_aux, mode, chunk):
             return jacobian_reverse(g, args, argnums)
         return jacobian_forward(g, args, argnums, chunk)[1]
 
-    @functools.wraps(f)
+    @functools.wraps(f.f)
     def jacobian_fn(*args, **kwargs):
-        jac, aux = _aux_call(_bound(f, kwargs), has_aux, args, run)
+        jac, aux = f.run(lambda g: _aux_call(_bound(g, kwargs), has_aux, args, run))
         return (jac, aux) if has_aux else jac
 
     return jacobian_fn
@@ -345,11 +346,11 @@ def second_derivative(f, argnums=0, jit=None):
     Given a numba dispatcher (or jit=True) it returns a compiled kernel (scalar outputs).
     """
     _single_argnum(argnums, "second_derivative")
-    twin = python_twin(f)
+    twin = OnDemand(python_twin(f))
 
-    @functools.wraps(twin)
+    @functools.wraps(twin.f)
     def second_derivative_fn(*args, **kwargs):
-        return second_derivative_forward(_bound(twin, kwargs), args, argnums)
+        return twin.run(lambda g: second_derivative_forward(_bound(g, kwargs), args, argnums))
 
     return _kernel_or(second_derivative_fn, "second_derivative", "forward", f, jit, argnums)
 
@@ -367,7 +368,7 @@ def hessian(f, argnums=0, has_aux=False, *, chunk=None, jit=None, mode="auto"):
     """
     _check_chunk(chunk)
     _check_mode(mode, ("forward", "forward-over-reverse"))
-    twin = python_twin(f)
+    twin = OnDemand(python_twin(f))
     decisions = {}
 
     def run(g, args):
@@ -380,9 +381,9 @@ def hessian(f, argnums=0, has_aux=False, *, chunk=None, jit=None, mode="auto"):
                           jit=False)(*args)
         return hessian_forward(g, args, argnums, chunk)
 
-    @functools.wraps(twin)
+    @functools.wraps(twin.f)
     def hessian_fn(*args, **kwargs):
-        hess, aux = _aux_call(_bound(twin, kwargs), has_aux, args, run)
+        hess, aux = twin.run(lambda g: _aux_call(_bound(g, kwargs), has_aux, args, run))
         return (hess, aux) if has_aux else hess
 
     return _kernel_or(hessian_fn, "hessian", mode, f, jit, argnums, chunk, has_aux)
@@ -400,11 +401,13 @@ def hvp(f, chunk=None, jit=None, mode="auto"):
     """
     _check_chunk(chunk)
     _check_mode(mode, ("forward", "forward-over-reverse"))
-    twin = python_twin(f)
+    twin = OnDemand(python_twin(f))
 
-    @functools.wraps(twin)
+    @functools.wraps(twin.f)
     def hvp_fn(x, v, *args, **kwargs):
-        g = _bound(twin, kwargs)
+        return twin.run(lambda g: _hvp(_bound(g, kwargs), x, v, args))
+
+    def _hvp(g, x, v, args):
         chosen = mode
         if mode == "auto":
             n = sum(np.size(leaf) for leaf in flatten(x)[0])

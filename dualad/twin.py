@@ -15,8 +15,6 @@ derivatives where Python's math would convert to float.
 import math
 import types
 
-from .allocation import with_buffers
-
 __all__ = ["is_dispatcher", "python_twin"]
 
 
@@ -26,9 +24,8 @@ def is_dispatcher(f):
 
 def python_twin(f):
     """The function to run on the Python path: a dispatcher's pure-Python twin; a plain
-    function that names dispatchers, rebuilt over twins of them; anything else unchanged.
-    Its NumPy allocations make buffers that can hold dual numbers (allocation.with_buffers)."""
-    return with_buffers(_twin(f, {}))
+    function that names dispatchers, rebuilt over twins of them; anything else unchanged."""
+    return _twin(f, {})
 
 
 def _twin(f, made):

@@ -192,3 +192,64 @@ def _central_gradient(f, x, h=1e-6):
         e[i] = h
         g[i] = (f(x + e) - f(x - e)) / (2 * h)
     return g
+
+
+def _in_place_numpy_writers(x):
+    m = np.zeros((2, 2))
+    view = np.transpose(m)          # a view of the buffer, taken before any write
+    np.fill_diagonal(m, 2.0)
+    np.copyto(m[1:], 3.0)
+    np.add.at(m, (0, 0), x[0] ** 2)
+    m[0, 1] = x[1]
+    return np.concatenate([view.ravel(), m.ravel()])
+
+
+def test_numpy_writers_and_views_on_a_buffer_follow_numpy():
+    x = np.array([0.5, 1.5])
+    expected_value = np.array([2.25, 3.0, 1.5, 3.0, 2.25, 1.5, 3.0, 3.0])
+    for mode in MODES:
+        jac = dualad.jacobian(_in_place_numpy_writers, mode=mode)(x)
+        np.testing.assert_array_equal(jac[:, 0], [1.0, 0, 0, 0, 1.0, 0, 0, 0])
+        np.testing.assert_array_equal(jac[:, 1], [0, 0, 1.0, 0, 0, 1.0, 0, 0])
+    value = dualad.jvp(_in_place_numpy_writers, (x,), (np.ones(2),))[0]
+    np.testing.assert_array_equal(value, expected_value)
+
+
+def test_methods_of_a_buffer_holding_duals():
+    def f(x):
+        out = np.zeros(2)
+        out[:] = x * x
+        return (out.sum() + out.mean() + out.std() + out.max() + out.cumsum()[-1]
+                + out.clip(0, 1).sum() + out.astype(float).sum())
+
+    x = np.array([0.5, 1.5])
+    for mode in MODES:
+        np.testing.assert_allclose(dualad.grad(f, mode=mode)(x), [4.0, 15.0], rtol=1e-14)
+
+
+class _Model:
+    def __init__(self, k):
+        self.k = k
+
+    def rhs(self, y):
+        out = np.zeros(2)
+        out[0] = self.k * y[0] * y[1]
+        out[1] = y[0]
+        return out
+
+
+def _rhs(y, k):
+    out = np.zeros(2)
+    out[0] = k * y[0] * y[1]
+    out[1] = y[0]
+    return out
+
+
+def test_bound_methods_and_partials_get_buffers():
+    import functools
+
+    y = np.array([0.5, 1.5])
+    expected = [[3.0 * 1.5, 3.0 * 0.5], [1.0, 0.0]]
+    np.testing.assert_array_equal(dualad.jacobian(_Model(3.0).rhs)(y), expected)
+    np.testing.assert_array_equal(dualad.jacobian(functools.partial(_rhs, k=3.0))(y), expected)
+    np.testing.assert_array_equal(dualad.jacobian(_rhs)(y, k=3.0), expected)

@@ -125,6 +125,8 @@ def axes_of(axis, ndim):
 def reject_options(kwargs, name):
     """Refuse NumPy options (out=, dtype=, where=, ...) that dual numbers cannot honour."""
     for key, val in kwargs.items():
+        if key == "where" and val is True:
+            continue  # NumPy's methods pass where=True: every entry, the default
         if val is not None and val is not np._NoValue:
             raise TypeError(f"numpy.{name} on dual numbers does not support the `{key}` argument")
 
