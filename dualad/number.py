@@ -266,8 +266,15 @@ class ArrayLike:
     def ravel(self):
         return np.ravel(self)
 
-    def flatten(self):
-        return np.ravel(self).copy()
+    def flatten(self, order="C"):
+        return np.ravel(self, order=order).copy()
+
+    def sort(self, axis=-1, kind=None):
+        """In place, as ndarray.sort: the entries reordered (their derivatives with them)."""
+        self[...] = np.sort(self, axis=axis, kind=kind)
+
+    def conj(self):
+        return np.conjugate(self)
 
     def sum(self, axis=None, keepdims=False):
         return np.sum(self, axis=axis, keepdims=keepdims)
@@ -367,8 +374,8 @@ class ArrayLike:
     def dot(self, other):
         return np.dot(self, other)
 
-    def clip(self, a_min=None, a_max=None):
-        return np.clip(self, a_min, a_max)
+    def clip(self, a_min=None, a_max=None, *, min=None, max=None):
+        return np.clip(self, a_min if min is None else min, a_max if max is None else max)
 
     def squeeze(self, axis=None):
         return np.squeeze(self, axis=axis)
@@ -487,10 +494,12 @@ class ArrayLike:
             return REDUCERS[ufunc](*inputs, **kwargs)
         elif method == "accumulate" and ufunc in ACCUMULATORS:
             return ACCUMULATORS[ufunc](*inputs, **kwargs)
-        raise TypeError(
-            f"numpy.{ufunc.__name__} ({method}) is not differentiable by dualad; see "
-            "dualad.rules.RULES for the supported elementwise functions"
-        )
+        if getattr(np, ufunc.__name__, None) is ufunc:
+            raise TypeError(f"numpy.{ufunc.__name__} ({method}) is not differentiable by dualad; "
+                            "see dualad.rules.RULES for the supported elementwise functions")
+        raise TypeError(f"the ufunc {ufunc.__name__} is not NumPy's (scipy.special's?) and not "
+                        "differentiable by dualad: use dualad.math's functions of the same name, "
+                        "or register it with dualad.primitive")
 
     def __array_function__(self, func, types, args, kwargs):
         leader = leader_of(tuple(args) + tuple(kwargs.values()))

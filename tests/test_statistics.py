@@ -326,3 +326,24 @@ def test_third_order_by_nesting(g):
     second = dualad.second_derivative(g)
     differences = (second(t + h) - second(t - h)) / (2 * h)
     assert third == pytest.approx(differences, rel=1e-6)
+
+
+@pytest.mark.parametrize("name", ["nanmax", "nanmin", "nanprod", "nancumsum", "nancumprod",
+                                  "nanvar", "nanstd", "nansum", "nanmean"])
+def test_nan_functions_pass_over_nan_entries(name):
+    fn = getattr(np, name)
+    x = np.array([0.3, np.nan, 1.1, 0.9, 2.3, 1.7])
+    f = lambda x: fn(np.reshape(x, (2, 3)), axis=1)  # noqa: E731
+    for mode in ("forward", "reverse"):
+        jac = dualad.jacobian(f, mode=mode)(x)
+        assert np.all(jac[..., 1] == 0.0)  # the nan entry: no derivative
+        # the other entries: as the same function of the nan-free values
+        clean = np.where(np.isnan(x), 0.0, x)
+        h = 1e-6
+        for j in (0, 2, 3, 4, 5):
+            e = np.zeros(6)
+            e[j] = h
+            fd = (fn(np.reshape(np.where(np.isnan(x), np.nan, clean + e), (2, 3)), axis=1)
+                  - fn(np.reshape(np.where(np.isnan(x), np.nan, clean - e), (2, 3)), axis=1)) / (2 * h)
+            np.testing.assert_allclose(jac[..., j], fd, rtol=1e-6, atol=1e-8)
+    np.testing.assert_array_equal(dualad.jvp(f, (x,), (np.ones(6),))[0], f(x))

@@ -115,7 +115,8 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     result = x[0] if np.shape(x)[0] else np.ones(np.shape(x)[1:])  # the empty product is 1
     if keepdims is True:
         result = np.expand_dims(result, axes)
-    return result
+    # the tree multiplies in another order than NumPy's reduction: NumPy's values
+    return with_values(result, np.prod(primal(a), axis=axes, keepdims=keepdims is True))
 
 
 @composition(np.cumprod)

@@ -127,6 +127,8 @@ def reject_options(kwargs, name):
     for key, val in kwargs.items():
         if key == "where" and val is True:
             continue  # NumPy's methods pass where=True: every entry, the default
+        if key == "dtype" and val is not None and np.dtype(val) == np.float64:
+            continue  # the dtype dual numbers have
         if val is not None and val is not np._NoValue:
             raise TypeError(f"numpy.{name} on dual numbers does not support the `{key}` argument")
 

@@ -122,6 +122,92 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=np._NoValue, *, where=n
         return np.sum(np.where(nan, 0.0, a), axis=axis, keepdims=keep) / count
 
 
+def _nan_filled(a, fill):
+    """(a with its nan entries replaced by the constant fill, where they were)."""
+    nan = np.isnan(primal(a))
+    return np.where(nan, fill, a), nan
+
+
+def _all_nan_is_nan(result, nan, axis, keep, name):
+    """NumPy's nan result (and warning) for a slice of nan entries only."""
+    empty = np.all(nan, axis=axis, keepdims=keep)
+    if not np.any(empty):
+        return result
+    warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=4)
+    return np.where(empty, np.nan, result)
+
+
+def _nan_chooser(choose, fill, name):
+    def reduce(a, axis=None, out=None, keepdims=np._NoValue, initial=np._NoValue,
+               where=np._NoValue):
+        """max/min of the entries that are not nan (ties share the derivative, as np.max);
+        nan, with NumPy's warning, where a slice holds nan only."""
+        reject_options(dict(out=out, initial=initial), name)
+        _no_where(where, name)
+        filled, nan = _nan_filled(stack_lists(a), fill)
+        keep = _keep(keepdims)
+        return _all_nan_is_nan(choose(filled, axis=axis, keepdims=keep), nan, axis, keep, name)
+    return reduce
+
+
+composition(np.nanmax)(_nan_chooser(np.max, -np.inf, "nanmax"))
+composition(np.nanmin)(_nan_chooser(np.min, np.inf, "nanmin"))
+
+
+@composition(np.nanprod)
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=np._NoValue, initial=np._NoValue,
+            where=np._NoValue):
+    """prod with nan entries taken as 1 (derivative 0 there)."""
+    reject_options(dict(out=out, initial=initial), "nanprod")
+    _float_dtype(dtype, "nanprod")
+    _no_where(where, "nanprod")
+    return np.prod(_nan_filled(stack_lists(a), 1.0)[0], axis=axis, keepdims=_keep(keepdims))
+
+
+@composition(np.nancumsum)
+def nancumsum(a, axis=None, dtype=None, out=None):
+    """cumsum with nan entries taken as 0."""
+    reject_options(dict(out=out), "nancumsum")
+    _float_dtype(dtype, "nancumsum")
+    return np.cumsum(_nan_filled(stack_lists(a), 0.0)[0], axis=axis)
+
+
+@composition(np.nancumprod)
+def nancumprod(a, axis=None, dtype=None, out=None):
+    """cumprod with nan entries taken as 1."""
+    reject_options(dict(out=out), "nancumprod")
+    _float_dtype(dtype, "nancumprod")
+    return np.cumprod(_nan_filled(stack_lists(a), 1.0)[0], axis=axis)
+
+
+@composition(np.nanvar)
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue, *,
+           where=np._NoValue, mean=np._NoValue, correction=np._NoValue):
+    """var of the entries that are not nan: Σ (a - nanmean)² / (count - ddof) over them."""
+    reject_options(dict(out=out, mean=mean), "nanvar")
+    _float_dtype(dtype, "nanvar")
+    _no_where(where, "nanvar")
+    if correction is not np._NoValue:
+        ddof = correction
+    a = stack_lists(a)
+    filled, nan = _nan_filled(a, 0.0)
+    keep = _keep(keepdims)
+    count = np.sum(~nan, axis=axis, dtype=np.intp, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        centred = np.where(nan, 0.0, filled - np.sum(filled, axis=axis, keepdims=True) / count)
+        result = np.sum(centred * centred, axis=axis, keepdims=keep) / np.maximum(
+            np.sum(~nan, axis=axis, dtype=np.intp, keepdims=keep) - ddof, 0)
+    return _all_nan_is_nan(result, nan, axis, keep, "nanvar")
+
+
+@composition(np.nanstd)
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue, *,
+           where=np._NoValue, mean=np._NoValue, correction=np._NoValue):
+    """sqrt(nanvar) (derivative nan where the variance is 0, as std)."""
+    return np.sqrt(nanvar(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+                          where=where, mean=mean, correction=correction))
+
+
 # ---- covariance ------------------------------------------------------------------------------
 @composition(np.cov)
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,

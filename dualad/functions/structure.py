@@ -124,7 +124,7 @@ def atleast_3d(*arrays):
     return out[0] if len(out) == 1 else out
 
 
-@composition(np.sort)
+@composition(np.sort, note="ties: each entry keeps its own derivative, in argsort's order")
 def sort(a, axis=-1, kind=None, order=None, stable=None):
     if axis is None:
         a, axis = np.ravel(a), 0
