@@ -359,3 +359,15 @@ def test_lstsq_tuple():
     dualad.jacobian(f, mode="forward")(a)
     dualad.jacobian(f, mode="reverse")(a)
     dualad.hessian(lambda a: np.sum(f(a)), mode="forward")(a)
+
+
+def test_det_is_differentiated_at_a_singular_matrix():
+    # d det / dA = adj(A)ᵀ, which exists where A⁻¹ does not
+    a = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 1.0, 5.0]])
+    cofactors = np.array([[(-1.0) ** (i + j) * np.linalg.det(np.delete(np.delete(a, i, 0), j, 1))
+                           for j in range(3)] for i in range(3)])
+    for mode in ("forward", "reverse"):
+        np.testing.assert_allclose(dualad.grad(np.linalg.det, mode=mode)(a), cofactors,
+                                   rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(dualad.hessian(np.linalg.det)(a),
+                               dualad.jacfwd(dualad.jacrev(np.linalg.det))(a), atol=1e-12)

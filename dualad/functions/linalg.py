@@ -126,9 +126,25 @@ def _reached(d, da, subscripts, k):
 
 # ---- det, inv, solve, slogdet -----------------------------------------------------------------
 def det_jvp(a, da):
-    """d det A = det A · tr(A⁻¹ dA)."""
+    """d det A = tr(adj(A) dA), adj(A) = det A · A⁻¹ (by cofactors where A is singular: det
+    is differentiable everywhere)."""
     y = np.linalg.det(a)
-    return y, _expand(y) * np.einsum("...ij,...jiz->...z", np.linalg.inv(a), da)
+    try:
+        return y, _expand(y) * np.einsum("...ij,...jiz->...z", np.linalg.inv(a), da)
+    except LinAlgError:
+        return y, np.einsum("...ij,...jiz->...z", _adjugate(a), da)
+
+
+def _adjugate(a):
+    """adj(A)_ji = (-1)^(i+j) det(A without row i and column j), for (stacks of) n×n A."""
+    n = np.shape(a)[-1]
+    if n == 1:
+        return np.ones(np.shape(a))
+    rows = []
+    for j in range(n):
+        rows.append(np.stack([(-1.0) ** (i + j) * np.linalg.det(
+            np.delete(np.delete(a, i, axis=-2), j, axis=-1)) for i in range(n)], axis=-1))
+    return np.stack(rows, axis=-2)
 
 
 def inv_jvp(a, da):
