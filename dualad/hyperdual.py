@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .dual import Dual, _as_float, fit
-from .number import ForwardNumber, new_tag, times
+from .number import from_objects, ForwardNumber, new_tag, times
 
 __all__ = ["HyperDual"]
 
@@ -109,6 +109,7 @@ class HyperDual(ForwardNumber):
         def nested(x):
             if isinstance(x, (list, tuple)):
                 return type(x)(nested(item) for item in x)
+            x = from_objects(x)  # np.array([...]) of hyper-duals: one number first
             if not (isinstance(x, HyperDual) and x.tag == self.tag):
                 return x
             value = Dual._make(x.value, (x.eps1,), inner_tag)

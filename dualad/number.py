@@ -406,6 +406,20 @@ class ArrayLike:
     def item(self, *args):
         raise LostDerivative(_LOST_DERIVATIVE.format(what=".item()", cls=type(self).__name__))
 
+    # math.floor & co. (NumPy's object loops for floor, ceil, trunc call them): the same
+    # piecewise-constant rules as np.floor
+    def __floor__(self):
+        return np.floor(self)
+
+    def __ceil__(self):
+        return np.ceil(self)
+
+    def __trunc__(self):
+        return np.trunc(self)
+
+    def __round__(self, ndigits=None):
+        return np.round(self, ndigits or 0)
+
     def __int__(self):
         # Truncation is piecewise constant: its derivative is zero, so nothing is lost.
         return int(primal(self))
@@ -564,6 +578,8 @@ class ForwardNumber(ArrayLike):
             raise AssertionError("leader must hold the newest tag")
         if isinstance(x, np.ndarray) and x.dtype == object:
             return self.split(from_objects(x))
+        if isinstance(x, (list, tuple)):  # an operand given as a list, as NumPy takes it
+            return self.split(from_objects(np.array(x, dtype=object)))
         return x, None
 
     def trailing_shapes(self):

@@ -190,7 +190,8 @@ BINARY = [name for name, rule in RULES.items() if rule.arity == 2]
 # What the compiled path does not document (README: np.sum/np.prod/np.dot, builtin max/min):
 # np.mean, np.max, np.min, np.cumsum and the .sum() method do not compile for duals;
 # np.einsum and np.linalg.norm are Python-path only.
-NOT_COMPILED = {"cumsum", "einsum", "norm"}
+NOT_COMPILED = {"cumsum", "einsum", "norm", "stats", "order", "logaddexp", "flip", "cumprod",
+                "sort", "diff", "array", "linspace"}
 
 
 class Generator:
@@ -215,7 +216,8 @@ class Generator:
                 return Node(f"x[{i}]", active=True)
             return self.const()
         kind = self.pick(["unary", "unary", "unary", "binary", "binary", "operator", "operator", "power",
-                          "reduce", "reduce", "index", "dot", "builtin", "einsum", "norm"])
+                          "reduce", "reduce", "index", "dot", "builtin", "einsum", "norm",
+                          "stats", "order", "logaddexp"])
         if self.compiled and kind in NOT_COMPILED:
             kind = "dot"
         return getattr(self, "s_" + kind)(depth - 1)
@@ -273,6 +275,35 @@ class Generator:
         return Node(f"np.linalg.norm({v.src})", [v], None,
                     lambda ops, value: (bool(np.linalg.norm(ops[0]) > MARGIN), ()))
 
+    def s_stats(self, d):
+        """Registry statistics of a vector: var, std (away from a constant sample), average."""
+        m = int(self.rng.integers(2, self.n + 2))
+        v = self.vector(d, m)
+        name = self.pick(["var", "std", "average", "var_ddof"])
+        if name == "average":
+            weights = [float(w) for w in np.round(self.rng.uniform(0.2, 1.0, m), 2)]
+            return Node(f"np.average({v.src}, weights={weights!r})", [v])
+        src = f"np.var({v.src}, ddof=1)" if name == "var_ddof" else f"np.{name}({v.src})"
+        return Node(src, [v], None, lambda ops, value: (bool(np.var(ops[0]) > MARGIN), ()))
+
+    def s_order(self, d):
+        """Order statistics: median, quantile (entries apart, so the order is the same nearby)."""
+        m = int(self.rng.integers(2, self.n + 2))
+        v = self.vector(d, m)
+        src = self.pick([f"np.median({v.src})", f"np.quantile({v.src}, 0.3)",
+                         f"np.percentile({v.src}, 80.0)"])
+
+        def check(ops, value):
+            s = np.sort(_arr(ops[0]))
+            return bool(np.all(np.diff(s) > MARGIN)), tuple(np.argsort(ops[0]))
+        return Node(src, [v], None, check)
+
+    def s_logaddexp(self, d):
+        a, b = self.scalar(d), self.scalar(d)
+        name = self.pick(["logaddexp", "logaddexp2"])
+        return Node(f"np.{name}({a.src}, {b.src})", [a, b], None,
+                    lambda ops, value: (abs(ops[0] - ops[1]) > MARGIN, ()))
+
     def s_builtin(self, d):
         a, b = self.scalar(d), self.scalar(d)
         name = self.pick(["max", "min"])
@@ -284,7 +315,8 @@ class Generator:
         if depth == 0 or self.rng.random() < 0.1:
             return self.v_leaf(m)
         kinds = ["unary", "unary", "unary", "binary", "operator", "operator", "power", "slice", "stack",
-                 "concat", "where", "cumsum", "matvec", "roll"]
+                 "concat", "where", "cumsum", "matvec", "roll", "flip", "cumprod", "sort", "diff",
+                 "array", "linspace"]
         if m < 2:
             kinds = [k for k in kinds if k != "concat"]
         if self.compiled:
@@ -366,6 +398,38 @@ class Generator:
         rows = ", ".join("[" + ", ".join(repr(float(e)) for e in row) + "]" for row in a)
         form = self.pick(["np.dot(np.array([{}]), {})", "(np.array([{}]) @ {})"])
         return Node(form.format(rows, v.src), [v], m)
+
+    def v_flip(self, d, m):
+        v = self.vector(d, m)
+        return Node(f"np.flip({v.src})", [v], m)
+
+    def v_cumprod(self, d, m):
+        v = self.vector(d, m)
+        return Node(f"np.cumprod({v.src})", [v], m)
+
+    def v_sort(self, d, m):
+        v = self.vector(d, m)
+
+        def check(ops, value):
+            s = np.sort(_arr(ops[0]))
+            return bool(np.all(np.diff(s) > MARGIN)), tuple(np.argsort(ops[0]))
+        return Node(f"np.sort({v.src})", [v], m, check)
+
+    def v_diff(self, d, m):
+        v = self.vector(d, m + 1)
+        return Node(f"np.diff({v.src})", [v], m)
+
+    def v_array(self, d, m):
+        """np.array([...]) of scalars: an object array of duals, taken back by the next op.
+        Every entry is made a number of the transform (+ 0.0 * x[0]): NumPy runs ufuncs on
+        an object array entry by entry, by each entry's methods, which plain floats lack
+        (README: a documented limit)."""
+        items = [self.scalar(d) for _ in range(m)]
+        return Node(f"np.array([{', '.join(f'({c.src} + 0.0 * x[0])' for c in items)}])", items, m)
+
+    def v_linspace(self, d, m):
+        a, b = self.scalar(d), self.scalar(d)
+        return Node(f"np.linspace({a.src}, {b.src}, {m})", [a, b], m)
 
     def v_roll(self, d, m):
         v = self.vector(d, m)

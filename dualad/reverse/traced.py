@@ -162,6 +162,8 @@ def value_and_node(x, tape):
         return x.value, x.node
     if isinstance(x, np.ndarray) and x.dtype == object:
         return value_and_node(from_objects(x), tape)
+    if isinstance(x, (list, tuple)):  # an operand given as a list, as NumPy takes it
+        return value_and_node(from_objects(np.array(x, dtype=object)), tape)
     return x, None
 
 
