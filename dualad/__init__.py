@@ -14,6 +14,7 @@ from .number import EscapedPerturbation, primal
 from .modes import ModeDecision, choose_mode
 from .primitives import _ON_REGISTER, primitive
 from .reverse import checkpoint, checkpointed_loop
+from .sparsity import hessian_sparsity, jacobian_sparsity
 from .tree import static, tree_map
 from .transforms import (default_chunk, default_hessian_chunk, derivative, grad, hessian, hvp,
                          jacfwd, jacobian, jacrev, jvp, second_derivative, value_and_grad, vjp)
@@ -35,4 +36,4 @@ __all__ = ["Dual", "HyperDual", "primal", "stop_gradient", "math", "rules", "jvp
            "derivative", "second_derivative", "grad", "value_and_grad", "jacfwd", "jacobian",
            "hessian", "hvp", "default_chunk", "default_hessian_chunk", "vjp", "jacrev",
            "choose_mode", "ModeDecision", "checkpoint", "checkpointed_loop", "tree", "static",
-           "tree_map", "primitive", "EscapedPerturbation"]
+           "tree_map", "primitive", "EscapedPerturbation", "jacobian_sparsity", "hessian_sparsity"]

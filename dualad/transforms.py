@@ -34,6 +34,7 @@ from .forward import (check_scalar, derivative_forward, hessian_forward, hvp_for
 from .modes import default_chunk, default_hessian_chunk
 from .number import new_tag
 from .recording import jacobian_reverse, vjp_recording
+from .sparsity.compressed import SparseHessian, SparseJacobian, check_sparsity_arguments
 from .tree import flatten, is_node
 from .allocation import OnDemand
 from .twin import is_dispatcher, python_twin
@@ -74,6 +75,26 @@ def _kernel_or(python, transform, mode, f, jit, argnums, chunk=None, has_aux=Fal
     if _compiled(f, jit, has_aux):
         return dispatch.kernel(transform, mode, f, argnums, python, chunk)
     return python
+
+
+def _sparse_on_python_path(f, jit, sparsity, check):
+    """Whether a transform computes sparse results (sparsity=); they run on the Python path."""
+    if not check_sparsity_arguments(sparsity, check):
+        return False
+    if dispatch.runs_compiled(f, jit):
+        raise NotImplementedError(
+            "sparsity= has no compiled kernel yet: pass jit=False to compute the sparse "
+            "result on the Python path (a numba function runs as its pure-Python twin)")
+    return True
+
+
+def _with_plan(fn, f, sparse, argnums, has_aux):
+    """fn with .sparsity_plan(*args): the pattern and colourings it uses for these arguments."""
+    def sparsity_plan(*args, **kwargs):
+        return f.run(lambda g: _aux_call(_bound(g, kwargs), has_aux, args,
+                                         lambda h, a: sparse.plan(h, a, argnums))[0])
+    fn.sparsity_plan = sparsity_plan
+    return fn
 
 
 # ---- has_aux ------------------------------------------------------------------------------------
@@ -288,43 +309,63 @@ def grad(f, argnums=0, has_aux=False, *, chunk=None, jit=None, mode="auto"):
     return grad_fn
 
 
-def jacfwd(f, argnums=0, has_aux=False, *, chunk=None, jit=None):
+def jacfwd(f, argnums=0, has_aux=False, *, chunk=None, jit=None, sparsity=None, check=False):
     """Jacobian by forward mode: jacfwd(f)(x).shape == f(x).shape + x.shape; for trees, f's
     output structure with each leaf replaced by the input structure of blocks.
 
-    Given a numba dispatcher (or jit=True) it returns a compiled kernel (scalar or 1-D input).
+    sparsity=True (detect the pattern at the first call per input shapes) or a pattern
+    (anything scipy.sparse reads, or a boolean array): a scipy.sparse.csr_array (M, N) by
+    Dual passes seeded with a column colouring (dualad.sparsity); check=True verifies each
+    result on a random direction. Given a numba dispatcher (or jit=True) it returns a
+    compiled kernel (scalar or 1-D input).
     """
     _check_chunk(chunk)
+    if _sparse_on_python_path(f, jit, sparsity, check):
+        return _python_jacobian(f, argnums, has_aux, "forward", chunk, sparsity, check)
     return _kernel_or(_python_jacobian(f, argnums, has_aux, "forward", chunk), "jacfwd", "forward",
                       f, jit, argnums, chunk, has_aux)
 
 
-def jacrev(f, argnums=0, has_aux=False, *, jit=None):
+def jacrev(f, argnums=0, has_aux=False, *, jit=None, sparsity=None, check=False):
     """Jacobian by reverse mode: one tape, one backward sweep per output entry;
-    shape f(x).shape + x.shape (trees as jacfwd). Given a numba dispatcher (or jit=True) it
-    returns a compiled kernel: f records onto the compiled tape (scalar and 1-D outputs)."""
+    shape f(x).shape + x.shape (trees as jacfwd). sparsity=: a csr_array by one sweep per
+    row colour (as jacfwd's). Given a numba dispatcher (or jit=True) it returns a compiled
+    kernel: f records onto the compiled tape (scalar and 1-D outputs)."""
+    if _sparse_on_python_path(f, jit, sparsity, check):
+        return _python_jacobian(f, argnums, has_aux, "reverse", None, sparsity, check)
     return _kernel_or(_python_jacobian(f, argnums, has_aux, "reverse", None), "jacrev", "reverse",
                       f, jit, argnums, None, has_aux)
 
 
-def jacobian(f, argnums=0, has_aux=False, *, mode="auto", chunk=None, jit=None):
+def jacobian(f, argnums=0, has_aux=False, *, mode="auto", chunk=None, jit=None, sparsity=None,
+             check=False):
     """Jacobian of f with respect to args[argnums]; shape f(x).shape + x.shape.
 
     mode: "forward" (Dual passes, N/chunk of them), "reverse" (a tape and one sweep per
     output entry) or "auto" (dualad.choose_mode decides from N, M and the tape; compiled,
     dualad.jit.auto decides per input size from N, M and calibrated costs).
+    sparsity=True or a pattern: a scipy.sparse.csr_array (M, N), float64, in one Dual pass
+    per chunk of column colours or one sweep per row colour ("auto": the fewer colours);
+    see jacfwd and dualad.jacobian_sparsity. The returned function's .sparsity_plan(*args)
+    gives the pattern and colourings it uses (plan.n_colors("columns"), ...).
     """
     _check_mode(mode, ("forward", "reverse"))
     _check_chunk(chunk)
+    if _sparse_on_python_path(f, jit, sparsity, check):
+        return _python_jacobian(f, argnums, has_aux, mode, chunk, sparsity, check)
     return _kernel_or(_python_jacobian(f, argnums, has_aux, mode, chunk), "jacobian", mode, f, jit,
                       argnums, chunk, has_aux)
 
 
-def _python_jacobian(f, argnums, has_aux, mode, chunk):
+def _python_jacobian(f, argnums, has_aux, mode, chunk, sparsity=None, check=False):
     f = OnDemand(python_twin(f))
     decisions = {}
+    sparse = SparseJacobian(sparsity, mode, chunk, check) if sparsity is not None else None
 
     def run(g, args):
+        if sparse is not None:
+            return sparse(g, args, argnums)
+
         def choose():
             return _jacobian_mode(g, args, argnums, chunk)
         if _chosen(mode, args, decisions, choose) == "reverse":
@@ -336,7 +377,7 @@ def _python_jacobian(f, argnums, has_aux, mode, chunk):
         jac, aux = f.run(lambda g: _aux_call(_bound(g, kwargs), has_aux, args, run))
         return (jac, aux) if has_aux else jac
 
-    return jacobian_fn
+    return jacobian_fn if sparse is None else _with_plan(jacobian_fn, f, sparse, argnums, has_aux)
 
 
 # ---- second derivatives --------------------------------------------------------------------------
@@ -355,7 +396,8 @@ def second_derivative(f, argnums=0, jit=None):
     return _kernel_or(second_derivative_fn, "second_derivative", "forward", f, jit, argnums)
 
 
-def hessian(f, argnums=0, has_aux=False, *, chunk=None, jit=None, mode="auto"):
+def hessian(f, argnums=0, has_aux=False, *, chunk=None, jit=None, mode="auto", sparsity=None,
+            check=False):
     """Exact Hessian of scalar f; shape x.shape + x.shape. For trees (and tuple argnums) the
     input structure with each leaf replaced by the input structure of blocks: H[a][b] =
     ∂²f/∂a∂b, as in JAX. With has_aux: (H, aux).
@@ -363,6 +405,9 @@ def hessian(f, argnums=0, has_aux=False, *, chunk=None, jit=None, mode="auto"):
     mode "forward": HyperDual blocks (ε1 chunk × ε2 chunk), O(N²) work per value;
     "forward-over-reverse": jacfwd of the reverse-mode gradient (Duals through the tape),
     N/chunk passes, for large N; "auto" picks by dualad.modes' cost model.
+    sparsity=True or a pattern: a symmetric scipy.sparse.csr_array (N, N), float64, by one
+    forward-over-reverse pass per chunk of star colours (mode "auto" or
+    "forward-over-reverse"); check=True verifies each result on a random direction.
     Given a numba dispatcher (or jit=True) it returns a compiled kernel (1-D input):
     diagonal blocks use symmetric hyper-duals, which store half of the ε1ε2 block.
     """
@@ -370,8 +415,17 @@ def hessian(f, argnums=0, has_aux=False, *, chunk=None, jit=None, mode="auto"):
     _check_mode(mode, ("forward", "forward-over-reverse"))
     twin = OnDemand(python_twin(f))
     decisions = {}
+    sparse = None
+    if _sparse_on_python_path(f, jit, sparsity, check):
+        if mode == "forward":
+            raise ValueError("a sparse Hessian is computed forward-over-reverse (one pass per "
+                             "chunk of star colours): use mode='auto' or 'forward-over-reverse' "
+                             "with sparsity=")
+        sparse = SparseHessian(sparsity, chunk, check)
 
     def run(g, args):
+        if sparse is not None:
+            return sparse(g, args, argnums)
         chosen = _chosen(mode, args, decisions, lambda: _hessian_mode(g, args, argnums))
         if chosen == "forward-over-reverse":
             if isinstance(argnums, (tuple, list)):
@@ -386,6 +440,8 @@ def hessian(f, argnums=0, has_aux=False, *, chunk=None, jit=None, mode="auto"):
         hess, aux = twin.run(lambda g: _aux_call(_bound(g, kwargs), has_aux, args, run))
         return (hess, aux) if has_aux else hess
 
+    if sparse is not None:
+        return _with_plan(hessian_fn, twin, sparse, argnums, has_aux)
     return _kernel_or(hessian_fn, "hessian", mode, f, jit, argnums, chunk, has_aux)
 
 

@@ -23,6 +23,51 @@ def parse_subscripts(subscripts):
     return inputs.split(","), output
 
 
+def fresh_letters(used, subscripts):
+    """A function giving, call by call, letters not in `used` (which it extends)."""
+    def fresh():
+        letter = next((c for c in string.ascii_letters if c not in used), None)
+        if letter is None:
+            raise ValueError(f"einsum '{subscripts}': too many axes for reverse mode to name "
+                             "each by a letter (52 at most); split the einsum in two")
+        used.add(letter)
+        return letter
+    return fresh
+
+
+def explicit_terms(subscripts, shapes):
+    """The einsum with every axis named by its own letter: (input terms, output term, sizes).
+
+    '...' becomes letters of the broadcast ellipsis axes (right-aligned, so an operand whose
+    '...' is shorter or empty gets only the last ones), and an operand axis of length 1 that
+    broadcasts against a longer axis of the same letter gets a letter of its own. Then every
+    letter has one length in all operands, and the transposed einsums need no broadcasting.
+    """
+    inputs, output = parse_subscripts(subscripts)
+    fresh = fresh_letters(set(subscripts), subscripts)
+    lengths = [len(shape) - len(t.replace("...", ""))
+               for t, shape in zip(inputs, shapes) if "..." in t]
+    ellipsis = [fresh() for _ in range(max(lengths, default=0))]
+    terms = []
+    for term, shape in zip(inputs, shapes):
+        if "..." in term:
+            head, tail = term.split("...")
+            n = len(shape) - len(head) - len(tail)
+            term = head + "".join(ellipsis[len(ellipsis) - n:]) + tail
+        terms.append(list(term))
+    output = output.replace("...", "".join(ellipsis))
+    sizes = {}
+    for term, shape in zip(terms, shapes):
+        for letter, n in zip(term, shape):
+            sizes[letter] = max(sizes.get(letter, 1), n)
+    for term, shape in zip(terms, shapes):
+        for axis, (letter, n) in enumerate(zip(term, shape)):
+            if n == 1 and sizes[letter] > 1:
+                term[axis] = fresh()
+                sizes[term[axis]] = 1
+    return ["".join(t) for t in terms], output, sizes
+
+
 def _sublist_form(args):
     """np.einsum(A, [0, 1], B, [1, 2], [0, 2]) -> ('ab,bc->ac', [A, B])."""
     letters = string.ascii_letters

@@ -30,6 +30,7 @@ from . import numpy_overloads, overloads, protocol  # noqa: F401  (register the 
 from .cache import attach, set_key
 from .intrinsics import unit_tuple
 from .overloads import ARRAYS, DUALS
+from .promote import promoting
 from .protocol import as_dual_array
 from .tuples import as_input, flat_input, hessian_like_input, shaped_like_input
 from .types import (READ_ONLY_INPUT, DualArrayType, DualType, HyperDualType, SeedArrayType, compiled_only,
@@ -335,7 +336,9 @@ def at_argnum(factory, f, argnum, python, *options):
     caller's arguments.
 
     Kernels seed argument 0; f's arguments move to the front for them and back for the
-    caller (static tuple slices, so numba sees fixed argument types)."""
+    caller (static tuple slices, so numba sees fixed argument types). Every kernel calls
+    f's promoting copy (promote.py): f's allocations that receive duals hold duals."""
+    f = promoting(f)
     if isinstance(argnum, tuple):
         return _at_argnums(factory, f, argnum, python, *options)
     if argnum == 0:

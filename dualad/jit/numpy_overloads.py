@@ -1,6 +1,12 @@
 """NumPy functions on arrays of compiled duals: np.zeros_like, np.empty_like, np.ones_like,
-np.full_like, sums and products, np.where, np.roll, np.dot and @, np.concatenate, np.stack,
-max and min (ties as the Python path: the derivative splits evenly).
+np.full_like, np.full with a dual fill, np.array/np.asarray of dual scalars, sums and products,
+np.max/np.min and builtin max and min (ties as the Python path: the derivative splits evenly),
+np.where, np.roll, np.dot, np.matmul and @, np.concatenate, np.stack, and every binary rule
+between a 1-D float array and a scalar dual (broadcast, in either order).
+
+Arrays of duals are 1-D in compiled code: forms that would make a 2-D one (np.stack of
+arrays, a 2-D float array with a dual), and `x op= dual` into a float array x, raise
+`cannot`'s error, which names the rewrite.
 """
 
 import operator
@@ -9,12 +15,23 @@ import numpy as np
 from numba import literal_unroll
 from numba.core import types
 from numba.core.errors import TypingError
-from numba.core.extending import overload
+from numba.core.extending import overload, register_jitable
 
-from .overloads import (ARRAYS, DUALS, SCALARS, element_or_whole, first_of, new_array,
-                        one_element_type, second_of)
+from ..primitives import subscribe
+from ..rules import RULES
+from .overloads import (ARRAYS, DUALS, RULE_JIT, SCALARS, element_or_whole, entry_points,
+                        first_of, new_array, one_element_type, second_of)
 from .protocol import as_dual_array, scalar_pair, sequence_of
-from .types import NUMBER, DualArrayType, make_dual_array, store_element, zero_element
+from .types import (NUMBER, DualArrayType, compiled_only, make_dual_array, store_element,
+                    zero_element)
+
+
+def cannot(message):
+    """A form that cannot work in compiled code: a NotImplementedError naming the form and its
+    rewrite. Not a TypingError, after which numba would try its own templates of the
+    function, whose errors come later in its report and bury this one (kernels._explained
+    shows this message first)."""
+    raise NotImplementedError(message)
 
 
 def _like(fill):
@@ -29,13 +46,41 @@ def _like(fill):
 
 @overload(np.full_like)
 def _full_like(a, fill_value, dtype=None):
+    if isinstance(fill_value, SCALARS) and (isinstance(a, ARRAYS) or _is_vector(a)):
+        return lambda a, fill_value, dtype=None: np.full(len(a), fill_value)
     if isinstance(a, ARRAYS):
         if not isinstance(fill_value, NUMBER):
-            raise TypingError("np.full_like of an array of duals takes a number as fill_value")
+            raise TypingError("np.full_like of an array of duals takes a number or a scalar dual "
+                              "as fill_value")
         width = DualArrayType(a.element).width
         return lambda a, fill_value, dtype=None: make_dual_array(
             np.full(len(a.values), float(fill_value)), np.zeros((len(a.values), width)), a)
     return None
+
+
+@overload(np.full)
+def _full(shape, fill_value, dtype=None):
+    """np.full(m, dual): m copies of the dual."""
+    if not isinstance(fill_value, SCALARS):
+        return None
+    if isinstance(shape, types.BaseTuple) and len(shape) == 1:
+        return lambda shape, fill_value, dtype=None: np.full(shape[0], fill_value)
+    if not isinstance(shape, types.Integer):
+        cannot(f"np.full(shape, dual) with shape {shape}: arrays of duals are 1-D in compiled "
+               "code; allocate np.full(m * k, dual) and index [i * k + j], or pass jit=False")
+    if not _float_dtype(dtype):
+        raise TypingError(f"np.full with a dual fill makes float64 duals, not dtype={dtype}")
+
+    def fill(shape, fill_value, dtype=None):
+        out = new_array(fill_value, shape)
+        for i in range(shape):
+            store_element(out, i, fill_value)
+        return out
+    return fill
+
+
+def _is_vector(t):
+    return isinstance(t, types.Array) and t.ndim == 1 and isinstance(t.dtype, NUMBER)
 
 
 overload(np.zeros_like)(_like(0.0))
@@ -58,6 +103,43 @@ def _reduction(start, op):
 
 overload(np.sum)(_reduction(0.0, operator.add))
 overload(np.prod)(_reduction(1.0, operator.mul))
+
+
+def _array_extreme(better):
+    """np.max/np.min of an array of duals, as the Python path (dualad/functions/reductions.py):
+    the chosen value exactly, the derivative the mean of the tied entries' derivatives."""
+    def choose(a):
+        if isinstance(a, ARRAYS):
+            def impl(a):
+                values = a.values
+                if len(values) == 0:
+                    raise ValueError("zero-size array to reduction operation which has no identity")
+                best = values[0]
+                for i in range(1, len(values)):
+                    if better(values[i], best):
+                        best = values[i]
+                total = zero_element(a)
+                plain, count = 0.0, 0
+                for i in range(len(values)):
+                    if values[i] == best:
+                        total = total + a[i]
+                        plain += values[i]
+                        count += 1
+                result = total * (1.0 / count)
+                if np.isfinite(best):
+                    # the same float arithmetic on the values, off from best by a few ulp at
+                    # most: the difference is exact, and removing it leaves best exactly
+                    result = result - (plain * (1.0 / count) - best)
+                return result
+            return impl
+        return None
+    return choose
+
+
+for _fn in (np.max, np.amax):
+    overload(_fn)(_array_extreme(operator.gt))
+for _fn in (np.min, np.amin):
+    overload(_fn)(_array_extreme(operator.lt))
 
 
 @overload(np.where)
@@ -98,6 +180,7 @@ def _roll(a, shift):
 
 
 @overload(np.dot)
+@overload(np.matmul)
 @overload(operator.matmul)
 def _dot(a, b):
     if isinstance(a, types.Array) and a.ndim == 2 and isinstance(b, ARRAYS):
@@ -129,8 +212,24 @@ def _dot(a, b):
     return None
 
 
+check_axis = compiled_only("numpy_overloads", "check_axis")  # (axis): a ValueError unless 0, -1, None
+
+
+@overload(check_axis)
+def _check_axis(axis):
+    if isinstance(axis, (types.NoneType, types.Omitted)) or axis is None:
+        return lambda axis: None
+    if not isinstance(axis, types.Integer):
+        raise TypingError(f"np.concatenate of 1-D arrays of duals takes an integer axis, not {axis}")
+
+    def check(axis):
+        if axis != 0 and axis != -1:
+            raise ValueError("np.concatenate: axis out of bounds for 1-D arrays of duals")
+    return check
+
+
 @overload(np.concatenate)
-def _concatenate(arrays):
+def _concatenate(arrays, axis=0):
     """Dual arrays (with float arrays) joined end to end; one element type throughout."""
     if isinstance(arrays, types.BaseTuple) and any(isinstance(t, ARRAYS) for t in arrays):
         if not all(isinstance(t, ARRAYS) or (isinstance(t, types.Array) and t.ndim == 1)
@@ -138,20 +237,22 @@ def _concatenate(arrays):
             raise TypingError(f"np.concatenate of duals joins 1-D arrays, got {arrays}")
         one_element_type(tuple(arrays), "np.concatenate")
 
-        def join_tuple(arrays):
+        def join_tuple(arrays, axis=0):
+            check_axis(axis)
             total = 0
             for part in literal_unroll(arrays):
                 total += len(part)
             out = new_array(arrays, total)
             zero, start = zero_element(arrays), 0
-            for part in literal_unroll(arrays):
-                for i in range(len(part)):
-                    store_element(out, start + i, zero + part[i])
-                start += len(part)
+            for piece in literal_unroll(arrays):  # a second name: literal_unroll's loops need their own
+                for i in range(len(piece)):
+                    store_element(out, start + i, zero + piece[i])
+                start += len(piece)
             return out
         return join_tuple
     if sequence_of(arrays, ARRAYS):
-        def join_list(arrays):
+        def join_list(arrays, axis=0):
+            check_axis(axis)
             total = 0
             for part in arrays:
                 total += len(part)
@@ -166,26 +267,146 @@ def _concatenate(arrays):
     return None
 
 
-@overload(np.stack)
-def _stack(items):
-    """A 1-D array of duals from a tuple or list of scalar duals (and numbers)."""
-    if isinstance(items, types.BaseTuple) and any(isinstance(t, SCALARS) for t in items):
-        if not all(isinstance(t, SCALARS + NUMBER) for t in items):
-            raise TypingError(f"np.stack of duals takes scalar duals and numbers, got {items}")
-        one_element_type(tuple(items), "np.stack")
-        count = len(items)
+def _scalar_items(items, what):
+    """Whether items is a tuple of scalar duals and numbers or a list of scalar duals, from
+    which `stacked` makes a 1-D array; `cannot` for tuples and lists of arrays with duals
+    among them (they would make a 2-D array)."""
+    if isinstance(items, types.BaseTuple) and any(isinstance(t, DUALS) for t in items):
+        if all(isinstance(t, SCALARS + NUMBER) for t in items):
+            one_element_type(tuple(items), what)
+            return True
+    elif sequence_of(items, SCALARS):
+        return True
+    elif not sequence_of(items, ARRAYS):
+        return False
+    cannot(f"{what} of {items} would make a 2-D array, and arrays of duals are 1-D in compiled "
+           "code: np.concatenate the arrays instead (element [i, j] at [i * n + j]), or pass "
+           "jit=False")
 
-        def stack_tuple(items):
-            out = new_array(items, count)
-            zero, k = zero_element(items), 0
-            for item in literal_unroll(items):
-                store_element(out, k, zero + item)
-                k += 1
-            return out
-        return stack_tuple
+
+stacked = compiled_only("numpy_overloads", "stacked")  # (items): a 1-D array of duals from _scalar_items
+
+
+@overload(stacked)
+def _stacked(items):
     if sequence_of(items, SCALARS):
         return lambda items: as_dual_array(items)
+    count = len(items)
+
+    def from_tuple(items):
+        out = new_array(items, count)
+        zero, k = zero_element(items), 0
+        for item in literal_unroll(items):
+            store_element(out, k, zero + item)  # a number becomes a dual with zero partials
+            k += 1
+        return out
+    return from_tuple
+
+
+@overload(np.stack)
+def _stack(arrays, axis=0):
+    """A 1-D array of duals from a tuple or list of scalar duals (and numbers)."""
+    if _scalar_items(arrays, "np.stack"):
+        return lambda arrays, axis=0: stacked(arrays)
     return None
+
+
+def _float_dtype(dtype):
+    return dtype is None or isinstance(dtype, types.NoneType) or (
+        isinstance(dtype, (types.NumberClass, types.DType)) and dtype.dtype == types.float64)
+
+
+@register_jitable
+def copied(a):
+    a = as_dual_array(a)
+    return make_dual_array(a.values.copy(), a.components.copy(), a)
+
+
+def _array_of(copy):
+    """np.array (a copy) and np.asarray, np.asanyarray of duals: arrays of duals as they are,
+    tuples and lists of scalar duals (and numbers) stacked."""
+    def choose(a, dtype=None):
+        if not (isinstance(a, DUALS) or _scalar_items(a, "np.array")):
+            return None
+        if not _float_dtype(dtype):
+            raise TypingError(f"np.array of duals makes float64 duals, not dtype={dtype}")
+        if isinstance(a, SCALARS):
+            cannot("np.array of one scalar dual would be 0-D: use the scalar itself, or "
+                   "np.array((x,)) for a 1-D array of one dual")
+        if isinstance(a, ARRAYS):
+            return (lambda a, dtype=None: copied(a)) if copy else (lambda a, dtype=None: a)
+        return lambda a, dtype=None: stacked(a)
+    return choose
+
+
+for _fn, _copies in ((np.array, True), (np.asarray, False), (np.asanyarray, False)):
+    overload(_fn)(_array_of(_copies))
+
+
+# ---- binary rules between a 1-D float array and a scalar dual -------------------------------------
+
+
+def _array_with_scalar(entry, rule):
+    """entry(a, b) for a 1-D float array and a scalar dual in either order: the rule's float ⊕
+    dual case on each element, as the Python path broadcasts (a derivative only where the
+    dual is, so an infinite partial never meets the float operand's zero tangent)."""
+    name = getattr(entry, "__name__", str(entry))
+    in_place = name == f"i{rule.operator}"  # `x op= dual` into a float x: _into_float_array
+
+    def choose(a, b):
+        first = isinstance(a, types.Array) and isinstance(b, SCALARS)
+        if not (first or (isinstance(b, types.Array) and isinstance(a, SCALARS))) or (first and in_place):
+            return None
+        array, scalar = (a, b) if first else (b, a)
+        if not (array.ndim == 1 and isinstance(array.dtype, NUMBER)):
+            cannot(f"{name}: a {array.ndim}-D array of {array.dtype} meets a dual ({scalar}), and "
+                   "arrays of duals are 1-D in compiled code: work on a flat copy (x.ravel(), "
+                   "element [i, j] at [i * n + j]) or row by row, or pass jit=False")
+        get_a, get_b = element_or_whole[first], element_or_whole[not first]
+        pick_array, pick_scalar = (first_of, second_of) if first else (second_of, first_of)
+
+        def broadcast(a, b):
+            m = len(pick_array(a, b))
+            out = new_array(pick_scalar(a, b), m)
+            for i in range(m):
+                store_element(out, i, entry(get_a(a, i), get_b(b, i)))
+            return out
+        return broadcast
+
+    return lambda a, b: choose(a, b)
+
+
+def _into_float_array(symbol):
+    """`x op= dual` for a float array x: refused, as on the Python path (x cannot hold duals,
+    and rebinding x to a new array would leave its other names with the old values). Here
+    `cannot` matters most: numba's own in-place template, tried after a TypingError, fails
+    on a dual with an AttributeError of its own."""
+    def choose(a, b):
+        if isinstance(a, types.Array) and isinstance(b, DUALS):
+            cannot(
+                f"x {symbol}= dual with x a float array ({a}) would write duals into x in place, "
+                f"and a float array cannot hold them: write x = x {symbol} dual (a new array of "
+                "duals)")
+        return None
+    return choose
+
+
+def _register_broadcast(entry_list, rule):
+    """Operators and NumPy ufuncs only: math.* functions take no arrays (as in Python)."""
+    for entry in entry_list:
+        if rule.arity == 2 and getattr(entry, "__module__", None) != "math":
+            overload(entry, jit_options=RULE_JIT)(_array_with_scalar(entry, rule))
+
+
+_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "pow": "**", "mod": "%",
+            "floordiv": "//"}
+_IN_PLACE = [(getattr(operator, "i" + rule.operator), _SYMBOLS.get(rule.operator, rule.operator))
+             for rule in RULES.values() if rule.arity == 2 and rule.operator]
+for _rule in RULES.values():
+    _register_broadcast(entry_points(_rule), _rule)
+subscribe(lambda entry, rule, value: rule is not None and _register_broadcast([entry], rule))
+for _entry, _symbol in _IN_PLACE:
+    overload(_entry)(_into_float_array(_symbol))
 
 
 def _extreme(pick_second):
@@ -206,7 +427,8 @@ def _dualad_templates_first(functions):
     """Put dualad's typing templates of these functions before numba's own.
 
     numba's generic np.zeros_like & co. accept any type as a dtype and would type
-    np.zeros_like(dual array) as a 0-d array of dual arrays. Where numba already typed one of
+    np.zeros_like(dual array) as a 0-d array of dual arrays; numba's in-place operators on a
+    float array fail on a dual with an AttributeError instead of a typing error. Where numba already typed one of
     these functions before dualad.jit was imported (the user called f on floats first), its
     template list was made then, and ours were appended behind the generic one: reorder it.
     """
@@ -219,11 +441,12 @@ def _dualad_templates_first(functions):
         if not isinstance(existing, types.Function):
             continue
         ours = [t for t in existing.templates
-                if getattr(getattr(t, "_overload_func", None), "__module__", "").startswith("dualad")]
+                if (getattr(getattr(t, "_overload_func", None), "__module__", None) or "").startswith("dualad")]
         if ours and existing.templates[:len(ours)] != tuple(ours):
             rest = [t for t in existing.templates if t not in ours]
             context._remove_global(fn)
             context._insert_global(fn, types.Function(tuple(ours + rest)))
 
 
-_dualad_templates_first((np.zeros_like, np.empty_like, np.ones_like, np.full_like))
+_dualad_templates_first((np.zeros_like, np.empty_like, np.ones_like, np.full_like) +
+                        tuple(entry for entry, _ in _IN_PLACE))

@@ -81,9 +81,11 @@ _values = register_jitable(lambda a: a.values)
 
 
 def _array_comparison(op):
-    """Arrays of duals compare by value, elementwise, giving a boolean array (like NumPy)."""
+    """Arrays of duals compare by value, elementwise, giving a boolean array (like NumPy); so
+    do float arrays with scalar duals."""
     def choose(a, b):
-        if not (isinstance(a, ARRAYS) or isinstance(b, ARRAYS)):
+        if not (isinstance(a, ARRAYS) or isinstance(b, ARRAYS) or
+                any(isinstance(t, types.Array) for t in (a, b)) and any(by_value(t) for t in (a, b))):
             return None
         va = _values if isinstance(a, ARRAYS) else (_primal if isinstance(a, SCALARS) else _itself)
         vb = _values if isinstance(b, ARRAYS) else (_primal if isinstance(b, SCALARS) else _itself)
@@ -120,6 +122,9 @@ for _array_type in ARRAYS:
     overload_attribute(_array_type, "shape")(lambda a: lambda a: a.values.shape)
     overload_attribute(_array_type, "size")(lambda a: lambda a: a.values.size)
     overload_attribute(_array_type, "ndim")(lambda a: lambda a: 1)
+    # float64, the values' dtype: np.zeros(m, dtype=x.dtype) is a float buffer, which
+    # holds duals once f stores one in it (promote.py)
+    overload_attribute(_array_type, "dtype")(lambda a: lambda a: a.values.dtype)
 
 
 @register_jitable
@@ -218,9 +223,13 @@ def _getitem(a, index):
 def _setitem(a, index, item):
     if isinstance(a, (SeedArrayType, HyperSeedArrayType)):
         raise TypingError(READ_ONLY_INPUT)
-    if isinstance(a, types.Array) and isinstance(item, SCALARS):
-        raise TypingError(f"a float array cannot hold a dual ({item}): make the buffer with "
-                          "np.zeros_like(x) or np.empty_like(x) of a dual array x, so it holds duals")
+    if isinstance(a, types.Array) and isinstance(item, DUALS):
+        raise TypingError(
+            f"a float array cannot hold a dual ({item}). An array that f allocates itself "
+            "(np.zeros/empty/ones/full(m), their _like forms, np.copy, np.array) holds duals "
+            "once f stores one in it; this one is f's argument, a global, a view, or allocated "
+            "in another function: allocate the buffer where the duals are stored (or with "
+            "np.zeros_like(x) of a dual array x), or pass jit=False")
     if not isinstance(a, DualArrayType):
         return None
     if isinstance(index, types.SliceType):

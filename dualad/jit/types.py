@@ -296,14 +296,16 @@ def tuple_fields(element):
 
 
 def element_of(t):
-    """The scalar dual type of a dual scalar or array type, or of the first dual in a tuple
-    or list of them."""
+    """The scalar dual type of a dual scalar or array type, of the first dual in a tuple or
+    list of them, or of a reference to a scalar dual type."""
     if isinstance(t, _FORWARD_ARRAYS + (ActiveArrayType,)):
         return t.element
     if isinstance(t, (DualType, HyperDualType, ActiveType)):
         return t
     if isinstance(t, types.List):
         return element_of(t.dtype)
+    if isinstance(t, types.TypeRef):  # the scalar dual type itself, as a value (promote.py)
+        return element_of(t.instance_type)
     if isinstance(t, types.BaseTuple):
         for member in t:
             if isinstance(member, _FORWARD_ARRAYS + (ActiveArrayType, DualType, HyperDualType, ActiveType)):

@@ -14,12 +14,11 @@ function of the registry (dualad/functions) from its kind, once per kind:
 
 from __future__ import annotations
 
-import string
 
 import numpy as np
 
 from ..functions import REGISTRY
-from ..functions.multilinear import parse_subscripts
+from ..functions.multilinear import explicit_terms, fresh_letters
 from ..number import is_layer, primal
 from .tape import Tape, unbroadcast
 from .traced import FUNCTIONS, Traced, leading_tape, record, selection, value_and_node
@@ -50,58 +49,13 @@ def _linear(entry):
 
 
 # ---- multilinear: einsum transposed ----------------------------------------------------------
-def _fresh_letters(used, subscripts):
-    """A function giving, call by call, letters not in `used` (which it extends)."""
-    def fresh():
-        letter = next((c for c in string.ascii_letters if c not in used), None)
-        if letter is None:
-            raise ValueError(f"einsum '{subscripts}': too many axes for reverse mode to name "
-                             "each by a letter (52 at most); split the einsum in two")
-        used.add(letter)
-        return letter
-    return fresh
-
-
-def _explicit_terms(subscripts, shapes):
-    """The einsum with every axis named by its own letter: (input terms, output term, sizes).
-
-    '...' becomes letters of the broadcast ellipsis axes (right-aligned, so an operand whose
-    '...' is shorter or empty gets only the last ones), and an operand axis of length 1 that
-    broadcasts against a longer axis of the same letter gets a letter of its own. Then every
-    letter has one length in all operands, and the transposed einsums need no broadcasting.
-    """
-    inputs, output = parse_subscripts(subscripts)
-    fresh = _fresh_letters(set(subscripts), subscripts)
-    lengths = [len(shape) - len(t.replace("...", ""))
-               for t, shape in zip(inputs, shapes) if "..." in t]
-    ellipsis = [fresh() for _ in range(max(lengths, default=0))]
-    terms = []
-    for term, shape in zip(inputs, shapes):
-        if "..." in term:
-            head, tail = term.split("...")
-            n = len(shape) - len(head) - len(tail)
-            term = head + "".join(ellipsis[len(ellipsis) - n:]) + tail
-        terms.append(list(term))
-    output = output.replace("...", "".join(ellipsis))
-    sizes = {}
-    for term, shape in zip(terms, shapes):
-        for letter, n in zip(term, shape):
-            sizes[letter] = max(sizes.get(letter, 1), n)
-    for term, shape in zip(terms, shapes):
-        for axis, (letter, n) in enumerate(zip(term, shape)):
-            if n == 1 and sizes[letter] > 1:
-                term[axis] = fresh()
-                sizes[term[axis]] = 1
-    return ["".join(t) for t in terms], output, sizes
-
-
 def _einsum_vjp(terms, output, sizes, values, k, c):
     """Cotangent of operand k of einsum(terms -> output): c contracted with the other operands
     onto k's axes. A letter of k found nowhere else was summed inside k alone: a ones vector
     broadcasts c back along it. A letter repeated in k (a diagonal, 'ii->i') is written once
     and copied onto the other occurrences by an identity matrix: ∂/∂A_ij = δ_ij ∂/∂A_ii."""
     own = terms[k]
-    fresh = _fresh_letters(set(sizes), ",".join(terms) + "->" + output)
+    fresh = fresh_letters(set(sizes), ",".join(terms) + "->" + output)
     others = [t for j, t in enumerate(terms) if j != k]
     elsewhere = set(output).union(*others)
     target, eyes = [], []
@@ -129,7 +83,7 @@ def _multilinear(entry):
         split_operands = [value_and_node(op, tape) for op in operands]
         values = [v for v, _ in split_operands]
         value = value_fn(*values)
-        terms, output, sizes = _explicit_terms(subscripts, [np.shape(v) for v in values])
+        terms, output, sizes = explicit_terms(subscripts, [np.shape(v) for v in values])
         traced = [k for k, (_, node) in enumerate(split_operands) if node is not None]
         return record(tape, value, [split_operands[k][1] for k in traced],
                       lambda c: tuple(_einsum_vjp(terms, output, sizes, values, k, c)

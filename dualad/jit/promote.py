@@ -1,0 +1,210 @@
+"""Allocations that receive duals hold duals: the typing of f's dual specialisations.
+
+    out = np.zeros(m)       # np.empty, np.ones, np.full, np.*_like(data), np.copy, np.array(...)
+    out[i] = <dual>         # in f's dual specialisation, out is an array of that dual kind
+
+numba types a variable from its definition alone, so `np.zeros(m)` is a float array before
+any dual reaches it, and the store fails. Kernels call `promoting(f)`: a copy of the user's
+dispatcher (the user's own f is untouched) whose type inference, when typing fails, types
+f once more without raising, finds each store of a dual into a 1-D float64 array that f
+itself allocated (through assignments and phis), rewrites that allocation
+
+    a = np.zeros(m)   ->   a = promoted(np.zeros(m), Element)
+
+(the fresh float array becomes the values of an array of duals of the stored kind, partials
+zero) and types f again. Calls to other numba functions that fail to type are redirected
+to their promoting copies the same way. Typing that succeeds at once (every float
+specialisation, dual code that needs nothing) is numba's own and costs nothing more.
+A store that cannot be promoted (a 2-D or integer allocation) is a TypingError naming the
+allocation and the rewrite; one into an array f did not allocate keeps protocol.py's.
+"""
+
+import weakref
+
+import numpy as np
+from numba.core import ir, types
+from numba.core.compiler import Compiler, DefaultPassBuilder
+from numba.core.compiler_machinery import register_pass
+from numba.core.errors import TypingError
+from numba.core.extending import overload
+from numba.core.ir_utils import build_definitions, mk_unique_var
+from numba.core.registry import CPUDispatcher
+from numba.core.typed_passes import NopythonTypeInference, type_inference_stage
+
+from .overloads import DUALS
+from .types import DualArrayType, compiled_only, element_of, make_dual_array
+
+__all__ = ["promoting", "promoted", "ALLOCATORS"]
+
+# Functions whose result is a new array that nothing else refers to: promoting it (its values
+# kept, partials zero) is exactly what storing a dual into it means. np.asarray is not one (it
+# returns its argument), nor are views; "array.copy" is the method x.copy().
+ALLOCATORS = (np.zeros, np.empty, np.ones, np.full, np.zeros_like, np.empty_like, np.ones_like,
+              np.full_like, np.copy, np.array, "array.copy")
+
+promoted = compiled_only("promote", "promoted")  # (values, Element): values as duals of Element
+
+
+@overload(promoted)
+def _promoted(values, element):
+    width = DualArrayType(element_of(element)).width
+    return lambda values, element: make_dual_array(values, np.zeros((len(values), width)), element)
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class PromotingTypeInference(NopythonTypeInference):
+    """numba's type inference, retried after promoting the allocations that receive duals."""
+
+    _name = "dualad_promoting_type_inference"
+
+    def run_pass(self, state):
+        while True:
+            try:
+                return super().run_pass(state)
+            except TypingError:
+                if not _rewrite(state):  # nothing left to promote: numba's error stands
+                    raise
+
+
+class PromotingPipeline(Compiler):
+    """numba's nopython pipeline with PromotingTypeInference as its type inference."""
+
+    def define_pipelines(self):
+        pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
+        pm.passes = [(PromotingTypeInference if cls is NopythonTypeInference else cls, text)
+                     for cls, text in pm.passes]
+        pm.finalize()
+        return [pm]
+
+
+_COPIES = weakref.WeakKeyDictionary()
+
+
+def promoting(f):
+    """The copy of the dispatcher f that compiles with PromotingPipeline (one per f), sharing
+    f's disk cache (the same files, and cache.py's guard of f's cache guards both); f itself
+    where it cannot compile new specialisations (explicit signatures: numba's error says so)."""
+    compiler = getattr(f, "_compiler", None)
+    if compiler is None or compiler.pipeline_class is PromotingPipeline or not f._can_compile:
+        return f
+    copy = _COPIES.get(f)
+    if copy is None:
+        copy = type(f)(f.py_func, locals=dict(f.locals), targetoptions=dict(f.targetoptions),
+                       pipeline_class=PromotingPipeline)
+        copy._cache = f._cache  # the same py_func, so the same index and keys
+        _COPIES[f] = copy
+    return copy
+
+
+# ---- the rewrite ------------------------------------------------------------------------------------
+def _rewrite(state):
+    """Promote what a typing of f without raising shows must hold duals; whether anything
+    changed (else numba's error is final)."""
+    func_ir = state.func_ir
+    typemap = type_inference_stage(state.typingctx, state.targetctx, func_ir, state.args,
+                                   state.return_type, state.locals, raise_errors=False).typemap
+    definitions = build_definitions(func_ir.blocks)
+    assignments = {id(stmt.value): stmt for block in func_ir.blocks.values() for stmt in block.body
+                   if isinstance(stmt, ir.Assign)}
+    changed = False
+    elements = {}  # id(allocating assignment) -> (it, the element type it must hold)
+    for block in func_ir.blocks.values():
+        for stmt in block.body:
+            if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) and stmt.value.op == "call":
+                changed |= _redirect_failed_callee(stmt, typemap, definitions)
+            if not isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+                continue
+            target, value = typemap.get(stmt.target.name), typemap.get(stmt.value.name)
+            if not (isinstance(target, types.Array) and isinstance(value, DUALS)):
+                continue
+            for call in _allocations(stmt.target, definitions, typemap, set()) or ():
+                allocation = assignments[id(call)]
+                _check_promotable(allocation, typemap, value, stmt.loc)
+                elements.setdefault(id(allocation), (allocation, element_of(value)))
+    for allocation, element in elements.values():
+        _promote(func_ir, allocation, element)
+    if elements:
+        func_ir._definitions = build_definitions(func_ir.blocks)
+    return changed or bool(elements)
+
+
+def _redirect_failed_callee(stmt, typemap, definitions):
+    """A call to another numba function that did not type (its result has no type) calls
+    that function's promoting copy instead."""
+    if typemap.get(stmt.target.name, types.unknown) != types.unknown:  # the call typed
+        return False
+    for callee in definitions.get(stmt.value.func.name, ()):
+        if (isinstance(callee, (ir.Global, ir.FreeVar)) and isinstance(callee.value, CPUDispatcher)
+                and promoting(callee.value) is not callee.value):
+            callee.value = promoting(callee.value)
+            return True
+    return False
+
+
+def _allocations(var, definitions, typemap, seen):
+    """The allocation calls var is (through assignments and phis), or None when some
+    definition of var is anything else (an argument, a view, another function's result)."""
+    if var.name in seen:
+        return []
+    seen.add(var.name)
+    values = definitions.get(var.name, ())
+    calls = []
+    for value in values:
+        if isinstance(value, ir.Expr) and value.op == "phi":
+            sources = [v for v in value.incoming_values if isinstance(v, ir.Var)]
+        elif isinstance(value, ir.Var):
+            sources = [value]
+        elif isinstance(value, ir.Expr) and value.op == "call" and _allocates(typemap.get(value.func.name)):
+            calls.append(value)
+            continue
+        else:
+            return None
+        for source in sources:
+            found = _allocations(source, definitions, typemap, seen)
+            if found is None:
+                return None
+            calls += found
+    return calls if values else None
+
+
+def _allocates(fnty):
+    """Whether a callee's numba type is one of ALLOCATORS."""
+    if not isinstance(fnty, (types.Function, types.BoundFunction)):
+        return False
+    key = fnty.typing_key
+    return any(key == a if isinstance(a, str) else key is a for a in ALLOCATORS)
+
+
+def _check_promotable(allocation, typemap, value, loc):
+    """A TypingError naming the allocation and the rewrite where its array cannot hold duals."""
+    result = typemap.get(allocation.target.name)
+    if not isinstance(result, types.Array):
+        return
+    key = typemap[allocation.value.func.name].typing_key
+    spelling = f"x.{key.split('.')[-1]}()" if isinstance(key, str) else f"np.{key.__name__}(...)"
+    where = f"{spelling} (line {allocation.loc.line})"
+    if result.ndim != 1:
+        raise TypingError(
+            f"{where} makes a {result.ndim}-D array that receives duals ({value}), and arrays of "
+            f"duals are 1-D in compiled code: allocate it flat, np.zeros(m * k), store element "
+            f"[i, j] at [i * k + j] and reshape the result outside f; or pass jit=False", loc=loc)
+    if result.dtype != types.float64:
+        raise TypingError(
+            f"{where} makes an array of {result.dtype} that receives duals ({value}): allocate it "
+            "with dtype float64 (the default) so that it can hold duals", loc=loc)
+
+
+def _promote(func_ir, allocation, element):
+    """`a = call(...)` becomes `raw = call(...); a = promoted(raw, element)`."""
+    for block in func_ir.blocks.values():
+        positions = [k for k, stmt in enumerate(block.body) if stmt is allocation]
+        if positions:
+            scope, loc, k = block.scope, allocation.loc, positions[0]
+            raw, fn, kind = (ir.Var(scope, mk_unique_var(name), loc)
+                             for name in ("$dualad_raw", "$dualad_promoted", "$dualad_element"))
+            block.body[k:k + 1] = [
+                ir.Assign(allocation.value, raw, loc),
+                ir.Assign(ir.Global("promoted", promoted, loc), fn, loc),
+                ir.Assign(ir.Global("element", element, loc), kind, loc),
+                ir.Assign(ir.Expr.call(fn, (raw, kind), (), loc), allocation.target, loc)]
+            return

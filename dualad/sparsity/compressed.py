@@ -1,0 +1,336 @@
+"""Compressed evaluation: a sparse Jacobian or Hessian in as many passes as colours.
+
+With S the (N, c) indicator matrix of a colouring (S[j, k] = 1 where column j has colour k):
+
+    forward   B = J·S   Dual passes seeded with S's columns, `chunk` colours per pass;
+                        J[i, j] = B[i, colour(j)]           (column colouring)
+    reverse   C = Sᵀ·J  one recording, one sweep per row colour (cotangent: the colour's
+                        indicator); J[i, j] = C[colour(i), j]  (row colouring)
+    Hessian   B = H·S   forward-over-reverse: the reverse gradient run on Duals seeded with
+                        S's columns; star colouring, so each H[i, j] is B[i, colour(j)] when
+                        j is the only neighbour of i of its colour, else B[j, colour(i)]
+
+Results are scipy.sparse.csr_array (float64) with the pattern's structure, an entry that is
+0 at x included (solvers see one structure). The Jacobian's columns are the entries of
+args[argnums] (float leaves raveled and concatenated), its rows the output entries.
+
+A Plan holds the pattern and its colourings for one input structure and shapes: detected at
+the first call (sparsity=True) or given (sparsity=P). check=True compares every result, on a
+fresh random direction v, with one dense directional derivative (J·v by a Dual pass, H·v by
+a forward-over-reverse pass): a pattern that misses a nonzero there raises.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse
+
+from ..arguments import Inputs, name_of, read_output, read_outputs, shape_key
+from ..dual import Dual
+from ..forward import check_scalar
+from ..modes import TANGENT_BUDGET
+from ..number import is_layer, scoped_tag
+from ..recording import Recording
+from ..tree import flatten
+from .coloring import column_coloring, n_colors, row_coloring, star_coloring
+from .detect import hessian_pattern, jacobian_pattern
+
+__all__ = ["SparseJacobian", "SparseHessian", "Plan", "as_pattern", "check_sparsity_arguments"]
+
+_RANDOM = np.random.default_rng(17)
+
+
+def as_pattern(pattern):
+    """A user's pattern as a canonical boolean csr_array: anything scipy.sparse takes (a
+    sparse matrix or array, a dense 0/1 or boolean array, nested lists)."""
+    if isinstance(pattern, (bool, np.bool_)):
+        raise TypeError("sparsity= takes True (detect the pattern) or a pattern; got "
+                        f"{pattern!r}")
+    try:
+        p = scipy.sparse.csr_array(pattern)
+    except Exception as error:  # scipy's own message says what it could not read
+        raise TypeError(f"sparsity= must be True or a sparsity pattern (a scipy.sparse matrix or "
+                        f"array, or a 2-D boolean array); scipy.sparse could not read "
+                        f"{type(pattern).__name__}: {error}") from None
+    if p.ndim != 2:
+        raise ValueError(f"a sparsity pattern is 2-D (output entries × input entries); got "
+                         f"{p.ndim} dimensions")
+    p = scipy.sparse.csr_array((np.asarray(p.data != 0), p.indices, p.indptr), shape=p.shape)
+    p.eliminate_zeros()
+    p.sum_duplicates()
+    p.sort_indices()
+    return scipy.sparse.csr_array((np.ones(p.nnz, dtype=bool), p.indices.astype(np.int64),
+                                   p.indptr.astype(np.int64)), shape=p.shape)
+
+
+def check_sparsity_arguments(sparsity, check):
+    """Whether a transform computes sparse results; an error for check= without sparsity=."""
+    if sparsity is None or sparsity is False:
+        if check:
+            raise ValueError("check=True verifies a sparsity pattern: pass sparsity=True or "
+                             "sparsity=<pattern> with it")
+        return False
+    return True
+
+
+def _shape_error(what, f, given, rows, cols):
+    """The pattern's shape is not the result's: (rows, cols), rows None where not known yet."""
+    shape = f"({'M' if rows is None else rows}, {cols})"
+    kind = "output" if what == "Jacobian" else "input"
+    return ValueError(
+        f"the sparsity pattern has shape {given}, but the {what} of {name_of(f)} at these "
+        f"arguments has shape {shape}: {'M' if rows is None else rows} {kind} entries × {cols} "
+        "input entries (each leaf of the differentiated arguments and of the output raveled "
+        "and concatenated in order)")
+
+
+class Plan:
+    """A pattern and its colourings (made on first need): what one input structure and shapes
+    are evaluated with. n_colors: colours of the colouring in use (mode)."""
+
+    def __init__(self, pattern, symmetric=False):
+        self.pattern = pattern
+        self.shape = pattern.shape
+        self.symmetric = symmetric
+        self._colors = {}
+        coo = pattern.tocoo()
+        self._rows = coo.row.astype(np.int64)  # CSR order (canonical csr_array)
+        self._cols = coo.col.astype(np.int64)
+
+    def colors(self, kind):
+        """'columns', 'rows' or 'star': the colouring, computed once."""
+        if kind not in self._colors:
+            self._colors[kind] = {"columns": column_coloring, "rows": row_coloring,
+                                  "star": star_coloring}[kind](self.pattern)
+        return self._colors[kind]
+
+    def n_colors(self, kind):
+        return n_colors(self.colors(kind))
+
+    def mode(self, mode):
+        """forward or reverse: auto takes forward unless fewer row colours than column ones."""
+        if mode != "auto":
+            return mode
+        return "reverse" if self.n_colors("rows") < self.n_colors("columns") else "forward"
+
+    def sources(self, kind):
+        """Per nonzero (CSR order), the flat index of its value in the compressed result:
+        B (M, c) for columns and star, C (c, N) for rows."""
+        key = "sources-" + kind
+        if key not in self._colors:
+            colors = self.colors(kind)
+            c = n_colors(colors)
+            rows, cols = self._rows, self._cols
+            if kind == "columns":
+                index = rows * c + colors[cols]
+            elif kind == "rows":
+                index = colors[rows] * self.shape[1] + cols
+            else:
+                index = self._star_sources(colors, c)
+            self._colors[key] = index
+        return self._colors[key]
+
+    def _star_sources(self, colors, c):
+        """H[i, j] = B[i, colour j] where j is i's only neighbour of that colour, else
+        B[j, colour i] (one of the two holds in a star colouring)."""
+        rows, cols = self._rows, self._cols
+        off = rows != cols
+        count = np.bincount(rows[off] * c + colors[cols[off]], minlength=self.shape[0] * c)
+        direct = ~off | (count[rows * c + colors[cols]] == 1)
+        mirrored = ~direct & (count[cols * c + colors[rows]] == 1)
+        if not np.all(direct | mirrored):
+            raise AssertionError("dualad: the star colouring does not determine every Hessian "
+                                 "entry; please report this")
+        return np.where(direct, rows * c + colors[cols], cols * c + colors[rows])
+
+    def assemble(self, compressed, kind):
+        values = np.asarray(compressed, dtype=np.float64).reshape(-1)[self.sources(kind)]
+        return scipy.sparse.csr_array((values, self.pattern.indices.copy(),
+                                       self.pattern.indptr.copy()), shape=self.shape)
+
+
+def _float_blocks(blocks, what):
+    if any(is_layer(b) for b in blocks):
+        raise TypeError(f"a sparse {what} holds floats (scipy.sparse): it cannot be differentiated "
+                        "by an outer transform; drop sparsity= there")
+    return blocks
+
+
+def _dual_passes(f, inputs, directions, what, read, chunk=None):
+    """f on Duals seeded with the columns of `directions` (N, c), `chunk` per pass (default: as
+    many as the tangent budget allows): the (n_out, c) tangents and n_out, from
+    read(out, tag) -> [(size, components) per output leaf]."""
+    c = directions.shape[1]
+    width = chunk or max(1, min(c, TANGENT_BUDGET // max(inputs.n, 1)))
+    blocks, n_out = [], None
+    with scoped_tag() as tag:
+        for lo in range(0, max(c, 1), width):
+            hi = min(lo + width, c)
+            seeds = [directions[o:o + s, lo:hi].reshape(sh + (hi - lo,))
+                     for o, s, sh in zip(inputs.offsets, inputs.sizes, inputs.shapes)]
+            out = inputs.call(lambda j, x: Dual._make(x, (seeds[j].copy(),), tag))
+            leaves = read(out, tag)
+            pieces = [np.zeros((size, hi - lo)) if comps is None else np.reshape(comps[0], (size, hi - lo))
+                      for size, comps in leaves]
+            n_out = sum(size for size, _ in leaves)
+            blocks.append(np.concatenate(pieces) if pieces else np.zeros((0, hi - lo)))
+    _float_blocks(blocks, what)
+    return np.concatenate(blocks, axis=1), n_out
+
+
+def _colour_matrix(colors, lo=0, hi=None):
+    """Columns lo..hi-1 of the colour indicator matrix S (N, c)."""
+    hi = n_colors(colors) if hi is None else hi
+    s = np.zeros((len(colors), hi - lo))
+    take = np.flatnonzero((colors >= lo) & (colors < hi))
+    s[take, colors[take] - lo] = 1.0
+    return s
+
+
+class _Sparse:
+    """What SparseJacobian and SparseHessian share: plans per input shapes, check."""
+
+    what = ""
+
+    def __init__(self, sparsity, check):
+        self.given = None if sparsity is True else as_pattern(sparsity)
+        self.check = bool(check)
+        self.plans = {}
+
+    def plan(self, f, args, argnums):
+        """The Plan for these arguments' structure and shapes (detected once per key)."""
+        key = shape_key(args)
+        if key not in self.plans:
+            if self.given is not None:
+                pattern = self.given
+                if self.symmetric:
+                    pattern = as_pattern(pattern + pattern.T) if pattern.shape[0] == pattern.shape[1] else pattern
+            else:
+                pattern = self.detect(f, args, argnums)
+            self.plans[key] = Plan(pattern, self.symmetric)
+        return self.plans[key]
+
+    def _verify(self, f, result, exact_times_v, v, plan):
+        """Raise where result·v and the dense directional derivative differ."""
+        approx = result @ v
+        scale = abs(result) @ np.abs(v) + np.abs(exact_times_v)
+        both = np.isfinite(approx) & np.isfinite(exact_times_v)
+        bad = both & (np.abs(approx - exact_times_v) > 1e-8 * scale + 1e-300)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            origin = ("the pattern given as sparsity=" if self.given is not None else
+                      "the pattern detected at the first call (f's branches at these arguments "
+                      "differ from that point's)")
+            raise ValueError(
+                f"check=True: {origin} misses a nonzero of the {self.what} of {name_of(f)} in row "
+                f"{i}: on a random direction v, ({self.what}·v)[{i}] is {exact_times_v[i]!r} but the "
+                f"sparse {self.what} gives {approx[i]!r}. Pass a pattern that includes that row's "
+                "nonzeros (e.g. the union of dualad's patterns at several points), or drop sparsity=")
+
+
+class SparseJacobian(_Sparse):
+    """Compressed Jacobians of f for one transform (mode forward, reverse or auto)."""
+
+    what = "Jacobian"
+    symmetric = False
+
+    def __init__(self, sparsity, mode, chunk, check):
+        super().__init__(sparsity, check)
+        self.mode, self.chunk = ("forward" if chunk is not None and mode == "auto" else mode), chunk
+
+    def detect(self, f, args, argnums):
+        return jacobian_pattern(f, args, argnums)
+
+    def __call__(self, f, args, argnums):
+        plan = self.plan(f, args, argnums)
+        inputs = Inputs(f, args, argnums)
+        if inputs.n != plan.shape[1]:
+            raise _shape_error("Jacobian", f, plan.shape, None, inputs.n)
+        mode = plan.mode(self.mode)
+        if mode == "forward":
+            compressed, n_out = _dual_passes(f, inputs, _colour_matrix(plan.colors("columns")),
+                                             "Jacobian", _outputs(f), self.chunk)
+            self._check_rows(f, plan, n_out, inputs.n)
+            result = plan.assemble(compressed, "columns")
+        else:
+            recording = Recording(f, args, argnums)
+            self._check_rows(f, plan, recording.n_out, inputs.n)
+            colors = plan.colors("rows")
+            compressed = np.zeros((n_colors(colors), inputs.n))
+            for k in range(n_colors(colors)):
+                cotangent = (colors == k).astype(np.float64)
+                if len(recording.sizes) == 1:
+                    cotangent = cotangent.reshape(recording.shapes[0])
+                pieces = _float_blocks(recording.pull_flat(cotangent), "Jacobian")
+                compressed[k] = np.concatenate([np.ravel(p) for p in pieces]) if pieces else 0.0
+            result = plan.assemble(compressed, "rows")
+        if self.check:
+            v = _RANDOM.standard_normal(inputs.n)
+            jv, _ = _dual_passes(f, inputs, v[:, None], "Jacobian", _outputs(f))
+            self._verify(f, result, jv[:, 0], v, plan)
+        return result
+
+    @staticmethod
+    def _check_rows(f, plan, n_out, n_in):
+        if n_out != plan.shape[0]:
+            raise _shape_error("Jacobian", f, plan.shape, n_out, n_in)
+
+
+def _outputs(f):
+    """read(out, tag) -> [(size, components)] of f's output leaves (None leaves skipped)."""
+    def read(out, tag):
+        _, leaves = read_outputs(out, tag, f)
+        return [(int(np.size(v)), c) for v, c in leaves if v is not None]
+    return read
+
+
+def _gradient_function(f, argnums):
+    """x -> the reverse-mode gradient of scalar f, as a list with one array per
+    differentiated leaf (in Inputs' order): what the Hessian passes run on Duals."""
+    def gradient(*args):
+        recording = Recording(f, args, argnums)
+        check_scalar(recording.value, f, "hessian")
+        return recording.pull_flat(np.float64(1.0))
+    gradient.__name__ = name_of(f)
+    return gradient
+
+
+def _gradient_leaves(gradient):
+    def read(out, tag):
+        leaves, _ = flatten(out)
+        result = []
+        for leaf in leaves:
+            value, comps = read_output(leaf, tag, gradient)
+            result.append((int(np.size(value)), comps))
+        return result
+    return read
+
+
+class SparseHessian(_Sparse):
+    """Compressed Hessians of scalar f: forward-over-reverse passes seeded by a star colouring."""
+
+    what = "Hessian"
+    symmetric = True
+
+    def __init__(self, sparsity, chunk, check):
+        super().__init__(sparsity, check)
+        self.chunk = chunk
+
+    def detect(self, f, args, argnums):
+        return hessian_pattern(f, args, argnums)
+
+    def __call__(self, f, args, argnums):
+        plan = self.plan(f, args, argnums)
+        gradient = _gradient_function(f, argnums)
+        inputs = Inputs(gradient, args, argnums)
+        if plan.shape != (inputs.n, inputs.n):
+            raise _shape_error("Hessian", f, plan.shape, inputs.n, inputs.n)
+        colors = plan.colors("star")
+        compressed, _ = _dual_passes(gradient, inputs, _colour_matrix(colors), "Hessian",
+                                     _gradient_leaves(gradient), self.chunk)
+        result = plan.assemble(compressed, "star")
+        if self.check:
+            v = _RANDOM.standard_normal(inputs.n)
+            hv, _ = _dual_passes(gradient, inputs, v[:, None], "Hessian", _gradient_leaves(gradient))
+            self._verify(f, result, hv[:, 0], v, plan)
+        return result
