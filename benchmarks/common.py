@@ -10,6 +10,11 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 def per_call(fn, *args, min_time=0.05, repeats=5):
     """Median seconds per call of fn(*args) over `repeats` timed batches of >= min_time each."""
+    return per_call_spread(fn, *args, min_time=min_time, repeats=repeats)[0]
+
+
+def per_call_spread(fn, *args, min_time=0.05, repeats=5):
+    """(median, half the range) of seconds per call over `repeats` batches of >= min_time."""
     fn(*args)  # warm up (and compile, where there is anything to compile)
     loops = 1
     while True:
@@ -26,7 +31,7 @@ def per_call(fn, *args, min_time=0.05, repeats=5):
         for _ in range(loops):
             fn(*args)
         samples.append((time.perf_counter() - start) / loops)
-    return float(np.median(samples))
+    return float(np.median(samples)), (max(samples) - min(samples)) / 2
 
 
 def fmt_time(seconds):

@@ -27,6 +27,8 @@ from scipy.optimize._numdiff import approx_derivative, group_columns
 import dualad
 from dualad.sparsity.coloring import column_coloring, n_colors, row_coloring, star_coloring
 from common import fmt_time, save, table
+from common import per_call_spread as timed
+from python_path import rosen, rosen_grad
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -36,27 +38,6 @@ def _example(name):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def timed(fn, *args, min_time=0.05, repeats=5):
-    """(median, half the range) of seconds per call over `repeats` batches of >= min_time."""
-    fn(*args)  # warm up: plans, colourings and caches are made at the first call
-    loops = 1
-    while True:
-        start = time.perf_counter()
-        for _ in range(loops):
-            fn(*args)
-        elapsed = time.perf_counter() - start
-        if elapsed >= min_time or loops >= 1 << 20:
-            break
-        loops *= 2
-    samples = [elapsed / loops]
-    for _ in range(repeats - 1):
-        start = time.perf_counter()
-        for _ in range(loops):
-            fn(*args)
-        samples.append((time.perf_counter() - start) / loops)
-    return float(np.median(samples)), (max(samples) - min(samples)) / 2
 
 
 def once(fn, *args, repeats=3):
@@ -115,20 +96,6 @@ def brusselator_rows(sizes, min_time, dense_up_to):
 
 
 # ---- sparse Hessians --------------------------------------------------------------------------
-def rosen(x):
-    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
-
-
-def rosen_grad(x):
-    xm, xn = x[:-1], x[1:]
-    t = xn - xm ** 2
-    g = np.zeros_like(x)
-    g[:-1] = -400.0 * xm * t - 2.0 * (1.0 - xm)
-    g[1:] += 200.0 * t
-    return g
-
-
-@numba.njit(cache=True)
 def rosen_diagonals(x):
     n = x.size
     diag = np.zeros(n)

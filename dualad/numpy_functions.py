@@ -18,7 +18,7 @@ import string
 import numpy as np
 
 from .dual import fit
-from .functions import REGISTRY
+from .functions.registry import build
 from .number import HANDLED_FUNCTIONS, ForwardNumber, leader_of, primal
 
 __all__ = ["select"]
@@ -181,16 +181,4 @@ def _dual_level(func, impl):
     return dispatch
 
 
-def _value_only(entry):
-    func = entry.func
-
-    def impl(*args, **kwargs):
-        return func(*(primal(a) for a in args), **{k: primal(v) for k, v in kwargs.items()})
-    return impl
-
-
-BUILDERS = {"selection": _selection, "linear": _linear, "multilinear": _multilinear,
-            "jvp": _jvp, "composition": lambda entry: entry.impl, "value_only": _value_only}
-
-for _func, _entry in REGISTRY.items():
-    HANDLED_FUNCTIONS[_func] = BUILDERS[_entry.kind](_entry)
+build(HANDLED_FUNCTIONS, _selection, _linear, _multilinear, _jvp)

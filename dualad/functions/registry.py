@@ -39,7 +39,7 @@ import numpy as np
 from ..number import from_objects, is_layer, primal
 
 __all__ = ["Entry", "REGISTRY", "KINDS", "selection", "linear", "multilinear", "jvp",
-           "composition", "value_only", "single", "with_values", "axes_of", "reject_options", "stack_lists",
+           "composition", "value_only", "build", "single", "with_values", "axes_of", "reject_options", "stack_lists",
            "qualified_name"]
 
 KINDS = ("selection", "linear", "multilinear", "jvp", "composition", "value_only")
@@ -98,6 +98,24 @@ composition = _decorator("composition")
 def value_only(*funcs, compiled=False, note=""):
     """Register functions whose result does not depend differentiably on their input."""
     _register("value_only", funcs, None, compiled, note)
+
+
+def build(table, selection, linear, multilinear, jvp):
+    """Fill a layer's table (NumPy function -> implementation) from the registry: the layer
+    gives one builder (entry -> implementation) per kind that depends on it; a composition
+    is its own code and a value-only function runs on the values, on every layer."""
+    builders = {"selection": selection, "linear": linear, "multilinear": multilinear,
+                "jvp": jvp, "composition": lambda entry: entry.impl, "value_only": _on_values}
+    for func, entry in REGISTRY.items():
+        table[func] = builders[entry.kind](entry)
+
+
+def _on_values(entry):
+    func = entry.func
+
+    def impl(*args, **kwargs):
+        return func(*(primal(a) for a in args), **{k: primal(v) for k, v in kwargs.items()})
+    return impl
 
 
 def single(func):

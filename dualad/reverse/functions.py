@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..functions import REGISTRY
+from ..functions.registry import build
 from ..functions.multilinear import explicit_terms, fresh_letters
-from ..number import is_layer, primal
+from ..number import is_layer
 from .tape import Tape, unbroadcast
 from .traced import FUNCTIONS, Traced, leading_tape, record, selection, value_and_node
 
@@ -156,16 +156,4 @@ def _solve_constant_matrix(tape, a, b):
     return record(tape, np.linalg.solve(a_value, b_value), (b_node,), vjp)
 
 
-def _value_only(entry):
-    func = entry.func
-
-    def impl(*args, **kwargs):
-        return func(*(primal(a) for a in args), **{k: primal(v) for k, v in kwargs.items()})
-    return impl
-
-
-BUILDERS = {"selection": _selection, "linear": _linear, "multilinear": _multilinear,
-            "jvp": _jvp, "composition": lambda entry: entry.impl, "value_only": _value_only}
-
-for _func, _entry in REGISTRY.items():
-    FUNCTIONS[_func] = BUILDERS[_entry.kind](_entry)
+build(FUNCTIONS, _selection, _linear, _multilinear, _jvp)

@@ -39,8 +39,7 @@ import math
 
 import numpy as np
 
-from ..functions import REGISTRY
-from ..functions.registry import axes_of
+from ..functions.registry import axes_of, build
 from ..number import ArrayLike, assign, fresh, from_objects, is_layer, leader_of, primal
 from ..functions.multilinear import explicit_terms
 from .sets import Builder, Table, cross, union
@@ -395,16 +394,4 @@ def _jvp(entry):
     return impl
 
 
-def _value_only(entry):
-    func = entry.func
-
-    def impl(*args, **kwargs):
-        return func(*(primal(a) for a in args), **{k: primal(v) for k, v in kwargs.items()})
-    return impl
-
-
-BUILDERS = {"selection": _selection, "linear": _linear, "multilinear": _multilinear,
-            "jvp": _jvp, "composition": lambda entry: entry.impl, "value_only": _value_only}
-
-for _func, _entry in REGISTRY.items():
-    FUNCTIONS[_func] = BUILDERS[_entry.kind](_entry)
+build(FUNCTIONS, _selection, _linear, _multilinear, _jvp)
