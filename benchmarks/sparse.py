@@ -26,7 +26,7 @@ from scipy.optimize._numdiff import approx_derivative, group_columns
 
 import dualad
 from dualad.sparsity.coloring import column_coloring, n_colors, row_coloring, star_coloring
-from common import fmt_time, save, table
+from common import fmt_time, pyplot, save, save_plot, table
 from common import per_call_spread as timed
 from python_path import rosen, rosen_grad
 
@@ -58,7 +58,7 @@ def show(t):
 # ---- Brusselator Jacobian ---------------------------------------------------------------------
 def brusselator_rows(sizes, min_time, dense_up_to):
     make = _example("brusselator").brusselator
-    rows, rng = [], np.random.default_rng(0)
+    rows, series, rng = [], {}, np.random.default_rng(0)
     for n in sizes:
         rhs, y0 = make(n)
         y = y0 + 0.1 * rng.random(y0.size)
@@ -84,6 +84,10 @@ def brusselator_rows(sizes, min_time, dense_up_to):
             dense_text = f"{show(t_dense)} ({t_dense[0] / t_sparse[0]:.0f}× sparse)"
         else:
             dense_text = "—"
+        for label, t in (("dualad sparse (forward)", t_sparse), ("dualad sparse (reverse)", t_reverse),
+                         ("scipy FD with sparsity", t_fd)) + (
+                            (("dualad dense (forward)", t_dense),) if n <= dense_up_to else ()):
+            series.setdefault(label, []).append((y.size, t[0]))
         rows.append([n, y.size, pattern.nnz,
                      f"{n_colors(column_coloring(pattern))} / {n_colors(row_coloring(pattern))}",
                      int(groups.max()) + 1, show(detect), show(colour), show(t_f),
@@ -92,7 +96,7 @@ def brusselator_rows(sizes, min_time, dense_up_to):
     header = ["N", "states", "nonzeros", "colours: columns / rows", "group_columns",
               "detection", "colouring", "f", "dualad sparse (forward)", "dualad sparse (reverse)",
               "dualad dense (forward)", "scipy FD with sparsity"]
-    return table(header, rows)
+    return table(header, rows), series
 
 
 # ---- sparse Hessians --------------------------------------------------------------------------
@@ -181,22 +185,40 @@ def peers_note():
     return "JAX + sparsejac are installed, but this script does not time them yet."
 
 
+def plot(series):
+    """Seconds per Jacobian against the number of states (log-log): benchmarks/results/sparse.png."""
+    plt = pyplot()
+    if plt is None:
+        return
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for label, points in series.items():
+        states, seconds = zip(*points)
+        ax.loglog(states, seconds, marker="o", label=label)
+    ax.set_xlabel("states (2-D Brusselator, 2 N²)")
+    ax.set_ylabel("seconds per Jacobian")
+    ax.set_title("Brusselator Jacobian, Python path")
+    ax.legend()
+    save_plot(fig, "sparse")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
     sizes = [8, 16] if args.quick else [16, 32, 64]
     min_time = 0.01 if args.quick else 0.1
+    brusselator_table, series = brusselator_rows(sizes, min_time, 64)
     text = ("## Sparse Jacobians and Hessians (Python path)\n\n"
             "Medians of 5 batches ± half their range; detection, colouring and dense Jacobians "
             "are single calls (median of 3). Colours: dualad's greedy colourings (column "
             "colouring for forward mode / row colouring for reverse mode; star colouring for "
             "Hessians) against scipy's group_columns.\n\n"
-            "### 2-D Brusselator Jacobian\n\n" + brusselator_rows(sizes, min_time, 64)
+            "### 2-D Brusselator Jacobian\n\n" + brusselator_table
             + "\n\n### Sparse Hessians\n\n" + hessian_rows(args.quick, min_time)
             + "\n\n" + peers_note())
     print(text)
     save("sparse", text)
+    plot(series)
 
 
 if __name__ == "__main__":

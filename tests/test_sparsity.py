@@ -354,3 +354,33 @@ def test_inputs_are_never_modified():
     dualad.jacobian(writes, sparsity=True)(x)
     dualad.jacobian(writes, sparsity=True, mode="reverse")(x)
     np.testing.assert_array_equal(x, before)
+
+
+def test_sparse_results_go_straight_into_scipy_solvers():
+    """csr_array results as scipy's solvers take them: solve_ivp (BDF, Radau) jac=,
+    least_squares jac=, minimize(trust-constr) hess=."""
+    from scipy.integrate import solve_ivp
+    from scipy.optimize import least_squares, minimize, rosen
+
+    def rhs(t, y):  # a stiff chain: y_i' = -k_i y_i + y_{i-1}²
+        k = np.arange(1.0, y.size + 1) * 10.0
+        return -k * y + np.concatenate([[0.0], y[:-1] ** 2])
+
+    jac = dualad.jacobian(lambda y: rhs(0.0, y), sparsity=True)
+    y0 = np.linspace(0.5, 1.0, 20)
+    for method in ("BDF", "Radau"):
+        ours = solve_ivp(rhs, (0.0, 1.0), y0, method=method, jac=lambda t, y: jac(y),
+                         rtol=1e-8, atol=1e-10)
+        reference = solve_ivp(rhs, (0.0, 1.0), y0, method=method, rtol=1e-8, atol=1e-10)
+        assert ours.success and ours.njev >= 1
+        np.testing.assert_allclose(ours.y[:, -1], reference.y[:, -1], rtol=1e-5, atol=1e-9)
+
+    def residuals(p):
+        return p[1:] - p[:-1] ** 2 + 0.1 * p[1:] ** 3
+    fit = least_squares(residuals, np.full(15, 0.3), jac=dualad.jacobian(residuals, sparsity=True))
+    assert fit.success and np.max(np.abs(fit.fun)) < 1e-8
+
+    hess = dualad.hessian(rosen, sparsity=True)
+    result = minimize(rosen, np.full(12, 0.8), method="trust-constr", jac=dualad.grad(rosen),
+                      hess=hess, options={"gtol": 1e-10, "maxiter": 500})
+    np.testing.assert_allclose(result.x, np.ones(12), atol=1e-6)
