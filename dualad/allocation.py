@@ -126,28 +126,38 @@ def _buffer(shape, fill):
     return out
 
 
+# Each allocation's parameters after the shape (or template), as NumPy orders them.
+_PARAMETERS = {"zeros": ("dtype", "order"), "empty": ("dtype", "order"), "ones": ("dtype", "order"),
+               "full": ("fill_value", "dtype", "order"),
+               "zeros_like": ("dtype", "order", "subok", "shape"),
+               "empty_like": ("dtype", "order", "subok", "shape"),
+               "ones_like": ("dtype", "order", "subok", "shape"),
+               "full_like": ("fill_value", "dtype", "order", "subok", "shape")}
+_FILL = {"zeros": 0.0, "empty": 0.0, "ones": 1.0, "zeros_like": 0.0, "empty_like": 0.0,
+         "ones_like": 1.0}
+
+
 def _allocation(name):
-    """numpy.<name> for f's view: a Buffer where NumPy would make a float array."""
+    """numpy.<name> for f's view: a Buffer where NumPy would make a C-ordered float array;
+    NumPy's own result for any other dtype, order or template (a layer number's *_like is
+    already a buffer of its layer)."""
     numpy_function = getattr(np, name)
+    like = name.endswith("_like")
 
-    if name.endswith("_like"):
-        def like(a, *args, dtype=None, shape=None, **kwargs):
-            if is_layer(a) or kwargs:
-                return numpy_function(a, *args, dtype=dtype, shape=shape, **kwargs)
-            kind = ("f" if isinstance(a, Buffer) else np.asarray(a).dtype.kind) \
-                if dtype is None else np.dtype(dtype).kind
-            if kind != "f":
-                return numpy_function(a, *args, dtype=dtype, shape=shape)
-            fill = args[0] if name == "full_like" else 1.0 if name == "ones_like" else 0.0
-            return _buffer(np.shape(a) if shape is None else shape, fill)
-        return like
-
-    def allocate(shape, *args, dtype=None, **kwargs):
-        if not _float_dtype(dtype) or kwargs.get("order") not in (None, "C") or kwargs.get("like") is not None:
-            return numpy_function(shape, *args, dtype=dtype, **kwargs)
-        if name == "full":
-            return _buffer(shape, args[0] if args else kwargs["fill_value"])
-        return _buffer(shape, 1.0 if name == "ones" else 0.0)
+    def allocate(first, *args, **kwargs):
+        given = dict(zip(_PARAMETERS[name], args), **kwargs)
+        if like and is_layer(first):
+            return numpy_function(first, *args, **kwargs)
+        dtype = given.get("dtype")
+        if dtype is None and like and not isinstance(first, Buffer):
+            dtype = np.asarray(first).dtype
+        plain = (not _float_dtype(dtype) or given.get("order") not in (None, "C", "K", "A")
+                 or given.get("like") is not None or given.get("subok") is False)
+        if plain:
+            return numpy_function(first, *args, **kwargs)
+        shape = (np.shape(first) if given.get("shape") is None else given["shape"]) if like else first
+        return _buffer(shape, given["fill_value"] if "fill_value" in given else _FILL[name])
+    allocate.__name__ = name
     return allocate
 
 

@@ -253,3 +253,15 @@ def test_bound_methods_and_partials_get_buffers():
     np.testing.assert_array_equal(dualad.jacobian(_Model(3.0).rhs)(y), expected)
     np.testing.assert_array_equal(dualad.jacobian(functools.partial(_rhs, k=3.0))(y), expected)
     np.testing.assert_array_equal(dualad.jacobian(_rhs)(y, k=3.0), expected)
+
+
+def test_allocations_of_other_dtypes_stay_numpy_arrays():
+    def f(x):
+        index = np.zeros(2, int)          # a positional dtype: an integer array, as NumPy
+        index[1] = 2
+        out = np.zeros(3)
+        out[index[1]] = x[0] ** 2
+        assert index.dtype.kind == "i" and not isinstance(index, Buffer)
+        return out
+
+    np.testing.assert_array_equal(dualad.jacobian(f)(np.array([3.0])), [[0.0], [0.0], [6.0]])
