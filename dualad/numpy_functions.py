@@ -65,7 +65,7 @@ def select(leader, call, operands):
             out.append(gather(i, t))
         else:
             out.append(_from_blocks(np.asarray(call(blocks)), t))
-    if gather is not None and any(np.shares_memory(primal(value), primal(v)) for v, _ in split):
+    if gather is not None and any(np.may_share_memory(primal(value), primal(v)) for v, _ in split):
         value = np.copy(value)  # no view without views of every component
     return leader._new(value, tuple(out))
 
