@@ -185,10 +185,66 @@ def run(sizes, min_time, reps):
     return "### Compiled path: derivative kernels called from a compiled loop\n\n" + table(header, rows)
 
 
+# ---- where the compiled tape's time goes (issue 16 item 4) ----------------------------------------
+def _tape_phases():
+    """Kernels that stop the tape gradient of rosen after each phase: the recording alone (the
+    kernel returns f's value), and the recording plus the sweep's scratch (the adjoints zeroed,
+    the gradient copied out) without the sweep itself. Internal API: dualad.jit.tape._taped
+    with other finishing steps than the gradient's."""
+    from numba.core.extending import register_jitable
+    from dualad.jit import tape
+
+    @register_jitable
+    def recorded(nodes, size, out, n_in, adjoint, x, cotangent):
+        return tape.read_out(out)[0]
+
+    @register_jitable
+    def scratch(nodes, size, out, n_in, adjoint, x, cotangent):
+        adjoint[:max(size, n_in)] = 0.0
+        return tape.read_out(out)[0] + adjoint[:n_in].copy()[n_in - 1]
+
+    return tape._taped(rosen, recorded, None), tape._taped(rosen, scratch, None)
+
+
+def tape_breakdown(sizes, rounds):
+    """Per call inside a compiled loop, for the Rosenbrock gradient: hand-written, f on floats,
+    recording alone, recording + the sweep's scratch, the whole compiled tape gradient; median
+    ± half the interquartile range of `rounds` interleaved rounds, and the tape's ratio to
+    hand-written measured in each round."""
+    record, scratch = _tape_phases()
+    gradient = dualad.grad(rosen, mode="reverse")
+    rows = []
+    for n in sizes:
+        x = np.linspace(-1.2, 1.2, n)
+        np.testing.assert_allclose(gradient(x), rosen_grad_hand(x), rtol=1e-12, atol=1e-12)
+        reps = max(300_000 // n, 20)
+        times = np.array([[in_loop(_repeat_array, rosen_grad_hand, x, reps, 0.0),
+                           in_loop(_repeat_scalar, rosen, x, reps, 0.0),
+                           in_loop(_repeat_scalar, record, x, reps, 0.0),
+                           in_loop(_repeat_scalar, scratch, x, reps, 0.0),
+                           in_loop(_repeat_array, gradient, x, reps, 0.0)] for _ in range(rounds)])
+        # spread: half the interquartile range (a round preempted by another process on this
+        # shared machine would make half the full range meaningless)
+        low, median, high = np.percentile(times, [25, 50, 75], axis=0)
+        ratios = np.percentile(times[:, 4] / times[:, 0], [25, 50, 75])
+        cells = [f"{fmt_time(m)} ± {fmt_time((h - lo) / 2)}" for lo, m, h in zip(low, median, high)]
+        rows.append([f"n = {n}"] + cells + [fmt_time(median[4] - median[3]),
+                     f"{ratios[1]:.2f}× ± {(ratios[2] - ratios[0]) / 2:.2f}"])
+    header = ["Rosenbrock gradient", "hand-written", "f on floats", "recording", "+ zeroing/copy",
+              "tape gradient", "sweep (difference)", "tape / hand-written"]
+    return "### Compiled tape: where the time goes\n\n" + table(header, rows)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--tape", action="store_true",
+                        help="only the compiled tape's breakdown (printed, not saved)")
+    parser.add_argument("--rounds", type=int, default=9)
     args = parser.parse_args(argv)
+    if args.tape:
+        print(tape_breakdown([100, 1000, 10 ** 4], args.rounds))
+        return
     sizes = [2, 10, 100] if args.quick else [2, 10, 100, 1000]
     text = run(sizes, min_time=0.01 if args.quick else 0.1, reps=1000)
     print(text)

@@ -8,13 +8,13 @@ walks the nodes back once:
 
     adjoint[operand] += partial · adjoint[node]            cost O(nodes), memory O(nodes)
 
-The tape is two flat arrays (parents, weights: 2 entries per node) and a header of four
-int64: size, capacity, and the two arrays' addresses. Actives carry the header's address,
-so recording touches no reference counts. The kernel keeps the arrays (and the sweep's
-adjoints) between calls in a pool private to its compiled code, so that a large tape does
-not pay the OS's page faults anew each call. When f records more nodes than the capacity,
-the overflowing pushes only count, and the kernel runs f once more with exactly the room
-it needs.
+The tape is one flat array of nodes (both operand ids and both weights, 32 bytes a node:
+what the sweep reads, active.py) and a header of three int64: size, capacity and the nodes'
+address. Actives carry the header's address, so recording touches no reference counts. The
+kernel keeps the nodes, the sweep's adjoints and the header between calls in a pool private
+to its compiled code, so that a large tape does not pay the OS's page faults anew each call.
+When f records more nodes than the capacity, the overflowing pushes only count, and the
+kernel runs f once more with exactly the room it needs.
 
     value_and_grad(f)(x, *args)   x float, (n,) or a tuple, f scalar  -> (f, ∇f)
     grad(f)(x, *args)                                          -> ∇f, shaped like x
@@ -37,6 +37,7 @@ from numba.core.errors import TypingError
 from numba.core.extending import overload, register_jitable
 
 from . import overloads
+from .active import HEADER_SLOTS, NODE_SLOTS
 from .protocol import checked_index
 from .kernels import compile_kernel, gradient_of, seeded_caller
 from .tuples import flat_input, shaped_like_input
@@ -159,38 +160,42 @@ def _shaped_jacobian(jac, out, x):
 
 
 @register_jitable
-def sweep(parents, weights, size, output, scale, n_in, adjoint):
+def sweep(nodes, size, output, scale, n_in, adjoint):
     """Adjoints of the n_in inputs given f = value + scale·(node `output`), one pass back;
     adjoint is scratch space for max(size, n_in) entries."""
     adjoint[:max(size, n_in)] = 0.0
     if output >= 0:
         adjoint[output] = scale
-        propagate(parents, weights, output, n_in, adjoint)
+        propagate(nodes, output, n_in, adjoint)
     return adjoint[:n_in].copy()
 
 
 @register_jitable
-def propagate(parents, weights, top, n_in, adjoint):
-    """adjoint[operand] += partial · adjoint[node] for nodes top, top − 1, ..., n_in (nodes
-    after top cannot reach the outputs seeded at or below it)."""
+def propagate(nodes, top, n_in, adjoint):
+    """adjoint[operand] += weight · adjoint[node] for nodes top, top − 1, ..., n_in (nodes
+    after top cannot reach the outputs seeded at or below it). A zero adjoint passes nothing
+    on (0 · an infinite weight would be nan)."""
+    weights = numba.carray(float_pointer(address_of(nodes)), nodes.size)  # the same words
+    # Unsigned indices: operand ids are never negative (only two actives make a node), and
+    # numba then emits no wraparound for negative indices. The loop's time is set by chains
+    # of dependent nodes (an accumulator's: load, multiply, add, store, load again through
+    # memory, ~16 cycles a link), not by its instruction count.
     for node in range(top, n_in - 1, -1):
-        a = adjoint[node]
+        a = adjoint[np.uint64(node)]
         if a != 0.0:
-            p = parents[2 * node]
-            if p >= 0:
-                adjoint[p] += weights[2 * node] * a
-            p = parents[2 * node + 1]
-            if p >= 0:
-                adjoint[p] += weights[2 * node + 1] * a
+            at = np.uint64(NODE_SLOTS * node)
+            adjoint[np.uint64(nodes[at])] += weights[at + np.uint64(2)] * a
+            adjoint[np.uint64(nodes[at + np.uint64(1)])] += weights[at + np.uint64(3)] * a
 
 
 # The buffers a kernel keeps between calls (fresh large buffers cost a page fault per page
 # touched, which made the tape 3x slower at n = 10^4): a lock, then the capacity (in nodes),
-# owner and data address of parents and weights, and the length, owner and address of the
-# sweep's adjoints. A call that finds the lock taken (recursion, threads, or a call whose
-# f raised while holding it) uses new buffers, so results never depend on the pool.
-_POOL_SLOTS = 9
-_LOCK, _CAPACITY, _PARENTS, _WEIGHTS, _ADJOINT_LENGTH, _ADJOINT = 0, 1, 2, 4, 6, 7
+# owner and data address of the nodes, the length, owner and address of the sweep's
+# adjoints, and the tape's header (no allocation per call). A call that finds the lock
+# taken (recursion, threads, or a call whose f raised while holding it) uses new buffers,
+# so results never depend on the pool.
+_LOCK, _CAPACITY, _NODES, _ADJOINT_LENGTH, _ADJOINT, _HEADER = 0, 1, 2, 4, 5, 7
+_POOL_SLOTS = _HEADER + HEADER_SLOTS
 
 
 @register_jitable
@@ -202,15 +207,12 @@ def _adopt(pool, owner_slot, array):
 
 
 @register_jitable
-def _pooled_tape(pool, capacity):
-    """(parents, weights) for at least `capacity` nodes, kept by the pool."""
+def _pooled_nodes(pool, capacity):
+    """The nodes of a tape of at least `capacity` nodes, kept by the pool."""
     if pool[_CAPACITY] < capacity:
-        _adopt(pool, _PARENTS, np.empty(2 * capacity, np.int64))
-        _adopt(pool, _WEIGHTS, np.empty(2 * capacity))
+        _adopt(pool, _NODES, np.empty(NODE_SLOTS * capacity, np.int64))
         pool[_CAPACITY] = capacity
-    room = 2 * pool[_CAPACITY]
-    return (numba.carray(int_pointer(pool[_PARENTS + 1]), room),
-            numba.carray(float_pointer(pool[_WEIGHTS + 1]), room))
+    return numba.carray(int_pointer(pool[_NODES + 1]), NODE_SLOTS * pool[_CAPACITY])
 
 
 @register_jitable
@@ -223,14 +225,13 @@ def _pooled_adjoint(pool, length):
 
 def _taped(f, finish, python_equivalent, takes_cotangent=False):
     """A kernel (x, *args), or (x, cotangent, *args), that records f(x, *args) on the tape,
-    then returns finish(parents, weights, size, f's output, n_in, adjoint scratch, x,
-    cotangent or None)."""
+    then returns finish(nodes, size, f's output, n_in, adjoint scratch, x, cotangent or None)."""
     call = seeded_caller(f)
 
     @numba.njit
     def run(x, flat, header, args):
-        """f on x's actives, recording onto the tape that header describes."""
-        return call(x, seed(flat, address_of(header)), args)
+        """f on x's actives, recording onto the tape that header (its address) describes."""
+        return call(x, seed(flat, header), args)
 
     def record(x, cotangent, args):
         flat = flat_input(x)
@@ -238,17 +239,21 @@ def _taped(f, finish, python_equivalent, takes_cotangent=False):
         pool_at = pool_address(_POOL_SLOTS)
         pool = numba.carray(int_pointer(pool_at), _POOL_SLOTS)
         pooled = try_lock(pool_at)
+        if pooled:
+            header = numba.carray(int_pointer(pool_at + 8 * _HEADER), HEADER_SLOTS)
+        else:
+            header = np.empty(HEADER_SLOTS, np.int64)
         capacity = _INITIAL_NODES_PER_INPUT * n_in + 256
         while True:
             if pooled:
-                parents, weights = _pooled_tape(pool, capacity)
+                nodes = _pooled_nodes(pool, capacity)
                 capacity = pool[_CAPACITY]
             else:
-                parents, weights = np.empty(2 * capacity, np.int64), np.empty(2 * capacity)
-            header = np.array([n_in, capacity, address_of(parents), address_of(weights)], np.int64)
+                nodes = np.empty(NODE_SLOTS * capacity, np.int64)
+            header[0], header[1], header[2] = n_in, capacity, address_of(nodes)
             failed = False
             try:
-                out = run(x, flat, header, args)
+                out = run(x, flat, address_of(header), args)
             except Exception:  # noqa: B902 - numba catches only Exception, and binds nothing
                 failed = True
             if failed:
@@ -257,11 +262,12 @@ def _taped(f, finish, python_equivalent, takes_cotangent=False):
                 # 0), and what this frame holds is dropped first: numba frees nothing that the
                 # callers of a raising function hold
                 if pooled:
+                    header = np.empty(HEADER_SLOTS, np.int64)  # the pool's is given back too
                     unlock(pool_at)
                 else:
-                    parents, weights = np.empty(0, np.int64), np.empty(0)
+                    nodes = np.empty(0, np.int64)
                 header[0], header[1] = n_in, 0
-                out = run(x, flat, header, args)
+                out = run(x, flat, address_of(header), args)
                 raise RuntimeError("the differentiated function raised an exception on one run and "
                                    "not on the next with the same arguments: compiled reverse "
                                    "mode needs a deterministic function")
@@ -279,7 +285,7 @@ def _taped(f, finish, python_equivalent, takes_cotangent=False):
             if pooled:
                 unlock(pool_at)
             _check_cotangent(out, cotangent)
-        result = finish(parents, weights, header[0], out, n_in, adjoint, x, cotangent)
+        result = finish(nodes, header[0], out, n_in, adjoint, x, cotangent)
         if pooled:
             unlock(pool_at)
         return result
@@ -313,33 +319,33 @@ def _check_cotangent_compiled(out, cotangent):
 
 
 @register_jitable
-def _value_and_gradient(parents, weights, size, out, n_in, adjoint, x, cotangent):
+def _value_and_gradient(nodes, size, out, n_in, adjoint, x, cotangent):
     value, output, scale = read_out(out)
-    return value, shaped_like_input(sweep(parents, weights, size, output, scale, n_in, adjoint), x)
+    return value, shaped_like_input(sweep(nodes, size, output, scale, n_in, adjoint), x)
 
 
 @register_jitable
-def _jacobian(parents, weights, size, out, n_in, adjoint, x, cotangent):
+def _jacobian(nodes, size, out, n_in, adjoint, x, cotangent):
     """One sweep per output entry: row k of J is the adjoint of output k."""
-    nodes, scales = output_nodes(out)
-    jac = np.empty((nodes.size, n_in))
-    for k in range(nodes.size):
-        jac[k] = sweep(parents, weights, size, nodes[k], scales[k], n_in, adjoint)
+    outputs, scales = output_nodes(out)
+    jac = np.empty((outputs.size, n_in))
+    for k in range(outputs.size):
+        jac[k] = sweep(nodes, size, outputs[k], scales[k], n_in, adjoint)
     return shaped_jacobian(jac, out, x)
 
 
 @register_jitable
-def _pullback(parents, weights, size, out, n_in, adjoint, x, cotangent):
+def _pullback(nodes, size, out, n_in, adjoint, x, cotangent):
     """(f's value, cotangent · J) in one sweep seeded at every output entry."""
-    nodes, scales = output_nodes(out)
+    outputs, scales = output_nodes(out)
     weights_out = as_vector(cotangent)  # its size is checked before (_check_cotangent)
     adjoint[:max(size, n_in)] = 0.0
     top = -1
-    for k in range(nodes.size):
-        if nodes[k] >= 0:
-            adjoint[nodes[k]] += weights_out[k] * scales[k]
-            top = max(top, nodes[k])
-    propagate(parents, weights, top, n_in, adjoint)
+    for k in range(outputs.size):
+        if outputs[k] >= 0:
+            adjoint[outputs[k]] += weights_out[k] * scales[k]
+            top = max(top, outputs[k])
+    propagate(nodes, top, n_in, adjoint)
     return output_value(out), shaped_like_input(adjoint[:n_in].copy(), x)
 
 

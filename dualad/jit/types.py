@@ -437,9 +437,10 @@ def _iternext(context, builder, sig, args, result):
 
 
 # ---- reverse mode: values on the compiled tape ------------------------------------------------------
-# The tape is a header of four int64 (size, capacity, address of parents, address of weights)
-# that the kernel owns for the whole call of f; a traced scalar carries the header's address
-# as a plain integer, so recording an operation touches no reference counts.
+# The tape is a header of three int64 (size, capacity, address of the nodes; active.py) that
+# the kernel owns for the whole call of f; a traced scalar carries the header's address as a
+# plain integer, so recording an operation touches no reference counts. A constant (index -1)
+# may carry any scale and header: nothing reads them.
 class ActiveType(types.Type):
     """A scalar on the compiled tape: value, node (-1: a constant), scale and the tape.
 
