@@ -18,6 +18,8 @@ from .sparsity import hessian_sparsity, jacobian_sparsity
 from .tree import static, tree_map
 from .transforms import (default_chunk, default_hessian_chunk, derivative, grad, hessian, hvp,
                          jacfwd, jacobian, jacrev, jvp, second_derivative, value_and_grad, vjp)
+from .batching import vmap
+from . import dispatch as _dispatch
 
 stop_gradient = primal  # JAX's name: the value with its derivative dropped.
 
@@ -30,10 +32,17 @@ def _load_compiled_path():
 
 _ON_REGISTER.append(_load_compiled_path)
 
+# A pickled kernel is rebuilt by the transform that made it (dispatch.rebuilt), found here:
+# dispatch.py sits below the transforms and never imports them.
+_dispatch.TRANSFORMS.update(derivative=derivative, second_derivative=second_derivative, grad=grad,
+                            value_and_grad=value_and_grad, jacfwd=jacfwd, jacrev=jacrev,
+                            jacobian=jacobian, hessian=hessian, hvp=hvp)
+
 __version__ = "0.1.0"
 
 __all__ = ["Dual", "HyperDual", "primal", "stop_gradient", "math", "rules", "jvp",
            "derivative", "second_derivative", "grad", "value_and_grad", "jacfwd", "jacobian",
            "hessian", "hvp", "default_chunk", "default_hessian_chunk", "vjp", "jacrev",
            "choose_mode", "ModeDecision", "checkpoint", "checkpointed_loop", "tree", "static",
-           "tree_map", "primitive", "EscapedPerturbation", "jacobian_sparsity", "hessian_sparsity"]
+           "tree_map", "primitive", "EscapedPerturbation", "jacobian_sparsity", "hessian_sparsity",
+           "vmap"]

@@ -7,12 +7,19 @@ try before they advise jit=False).
     kernel(transform, mode, f, argnums, python, chunk)   a numba dispatcher
     jvp_kernel(f), vjp_kernel(f)                         one kernel per numba function
 
+A kernel pickles as the call that made it (`rebuilt`): the unpickling process finds the
+user's function by module and name and calls the same transform there, which compiles the
+kernel or loads it from the disk cache. The public transforms reach this layer through
+TRANSFORMS, which dualad/__init__.py fills (this module never imports transforms.py).
+
 dualad.jit is imported on first use (numba costs about half a second to import).
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
+import weakref
 
 import numpy as np
 
@@ -22,7 +29,7 @@ from .recording import vjp_recording
 from .twin import is_dispatcher, python_twin
 
 __all__ = ["runs_compiled", "compiled_function", "kernel", "jvp_kernel", "vjp_kernel",
-           "NO_COMPILED_MODE"]
+           "NO_COMPILED_MODE", "TRANSFORMS", "rebuilt"]
 
 # (transform, mode) -> (module of dualad.jit, factory, what the factory takes after python)
 COMPILED = {
@@ -81,6 +88,7 @@ def kernel(transform, mode, f, argnums, python, chunk=None):
     forward mode (the chunk is forward mode's)."""
     from . import jit as compiled_path
 
+    requested = mode
     if mode == "auto" and chunk is not None:
         mode = "forward"
     entry = COMPILED.get((transform, mode))
@@ -89,8 +97,9 @@ def kernel(transform, mode, f, argnums, python, chunk=None):
     module, name, takes = entry
     factory = getattr(getattr(compiled_path, module), name)
     options = {"chunk": (chunk,), "costs": (compiled_costs(),), None: ()}[takes]
-    return compiled_path.kernels.at_argnum(factory, compiled_function(f), _checked_argnums(argnums),
-                                           python, *options)
+    argnums = _checked_argnums(argnums)
+    made = compiled_path.kernels.at_argnum(factory, compiled_function(f), argnums, python, *options)
+    return _picklable(made, transform, f, (("argnums", argnums), ("mode", requested), ("chunk", chunk)))
 
 
 @functools.lru_cache(maxsize=None)
@@ -111,3 +120,43 @@ def vjp_kernel(f):
         return value, pullback(cotangent)[0]
 
     return kernel("vjp", "reverse", f, 0, python)
+
+
+# ---- pickling: a kernel travels as the call that made it --------------------------------------------
+# The public transforms by name (grad, jacobian, ...), filled by dualad/__init__.py; the jvp
+# and vjp kernels are this module's own (jvp_kernel, vjp_kernel).
+TRANSFORMS = {}
+
+# Kernels alive in this process by what made them: unpickling here gives back the kernel
+# itself (as numba does for dispatchers), and a process that unpickles a kernel many times
+# (a Dask worker, once per task) makes it once.
+_MADE = weakref.WeakValueDictionary()
+
+
+def _picklable(made, transform, f, options):
+    try:
+        _MADE[(transform, f, options)] = made
+    except TypeError:  # an unhashable f (a callable object) cannot be named in another process either
+        pass
+    return _kernels().pickled_as(
+        made, rebuilt, lambda: (transform, *_kernels().named(f), options))
+
+
+def _kernels():
+    from .jit import kernels
+
+    return kernels
+
+
+def rebuilt(transform, module, qualname, options):
+    """The kernel that transform(f, **options) makes, f being module.qualname: the kernel
+    alive in this process, else a new one (compiled, or loaded from the disk cache)."""
+    f = _kernels().resolve(module, qualname)
+    made = _MADE.get((transform, f, options))
+    if made is not None:
+        return made
+    if transform in ("jvp", "vjp"):  # the kernels of jvp's and vjp's compiled path, one per f
+        return {"jvp": jvp_kernel, "vjp": vjp_kernel}[transform](f)
+    public = TRANSFORMS[transform]
+    takes = inspect.signature(public).parameters
+    return public(f, jit=True, **{name: value for name, value in options if name in takes})

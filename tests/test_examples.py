@@ -1,8 +1,14 @@
 """Every example in examples/ runs, at a small size, and its numbers make sense (the examples
 that compile kernels: tests/compiled/test_examples_compiled.py)."""
 
-import numpy as np
+import re
+import subprocess
+import sys
 
+import numpy as np
+import pytest
+
+from helpers import EXAMPLES
 from helpers import load_example as load
 
 
@@ -42,3 +48,16 @@ def test_brusselator_with_a_sparse_jacobian():
     assert (dense[1], dense[2]) == (nfev, njev) and njev > 0
     fd = results["finite differences, jac_sparsity"]
     np.testing.assert_allclose(fd[0], sparse, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.compiled  # compiles (or loads) the kernels, in the example's processes
+def test_dask_sensitivity_quick():
+    pytest.importorskip("dask.distributed", reason="the dask extra is not installed "
+                        "(pip install -e '.[dask]')")
+    # a process of its own: the cluster's workers import the script as their __main__
+    run = subprocess.run([sys.executable, str(EXAMPLES / "dask_sensitivity.py"), "--quick"],
+                         capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "all three results identical" in run.stdout  # the example asserts it
+    seconds = re.findall(r"([0-9.]+) s +[0-9.]+x$", run.stdout, re.MULTILINE)
+    assert len(seconds) == 4 and all(float(s) > 0 for s in seconds)  # one line per way

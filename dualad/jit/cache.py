@@ -87,8 +87,16 @@ def identity(obj, _seen=None):
             return ("recursive", obj.__qualname__)
         seen.add(id(obj))
         cells = tuple(identity(c.cell_contents, seen) for c in obj.__closure__ or ())
-        return ("function", obj.__module__, _code_identity(obj.__code__), cells)
+        return ("function", _module_name(obj.__module__), _code_identity(obj.__code__), cells)
     raise _Uncacheable(type(obj).__name__)
+
+
+def _module_name(name):
+    """A function's module for cache keys: a script's functions are in __main__, and in the
+    processes multiprocessing spawns (concurrent.futures, Dask workers, where pickled kernels
+    are rebuilt) the same script is imported as __mp_main__: one key, so that those processes
+    load the kernels the script compiled."""
+    return "__main__" if name == "__mp_main__" else name
 
 
 class _Forgiving(FunctionCache):

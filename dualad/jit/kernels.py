@@ -15,10 +15,16 @@ callable from Python and from other @njit code (Newton's method written entirely
     jacfwd(f)(x, *args)           x (n,), f(x) (m,) or () -> J            (m, n) or (n,)
 
 The chunk (partials per pass) is a compile-time constant of each kernel.
+
+A kernel pickles as the call that made it (pickled_as, reference): the process that unpickles
+it makes it again there, from the user's function found by its module and name.
 """
 
+import importlib
 import inspect
+import pickle
 import re
+import sys
 
 import numba
 import numpy as np
@@ -562,3 +568,66 @@ def jacfwd(f, python, chunk=None):
         return shaped_like_input(jac, x)
 
     return compile_kernel(kernel, f, python)
+
+
+# ---- pickling: a kernel travels as the call that made it ---------------------------------------------
+def pickled_as(kernel, rebuild, arguments):
+    """Make kernel pickle as rebuild(*arguments()): the unpickling process makes the kernel
+    again from what made it (compiling it, or loading it from the disk cache). numba's own
+    pickling would send the kernel's Python function, whose typing needs overloads that
+    dualad registered in this process only, so it failed to compile anywhere else. pickle
+    looks __reduce_ex__ up on the object, so the instance's own is used; arguments() runs
+    when the kernel is pickled and may refuse (reference)."""
+    kernel.__reduce_ex__ = lambda proto: (rebuild, arguments())
+    return kernel
+
+
+def reference(f):
+    """What to pickle for f so that another process gets the same function: f itself when it
+    is a kernel that pickles as its call (pickled_as), else a reference to f by module and
+    qualified name. A PicklingError naming the fix where f has no such name (a closure, a
+    lambda, a function its name no longer refers to)."""
+    if "__reduce_ex__" in getattr(f, "__dict__", {}):
+        return f
+    return _Named(*named(f))
+
+
+def named(f):
+    """(module, qualified name) by which another process finds f, a function or a numba
+    dispatcher; a PicklingError naming the fix where there is none."""
+    py = getattr(f, "py_func", f)
+    module, qualname = getattr(py, "__module__", None), getattr(py, "__qualname__", repr(py))
+    found = sys.modules.get(module) if module else None
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    if found is not f:
+        what = ("a closure or a lambda" if "<" in qualname
+                else f"not what {module}.{qualname} refers to")
+        raise pickle.PicklingError(
+            f"cannot pickle a dualad kernel of {qualname!r}: it is {what}, so another process "
+            f"cannot find it by name. Define the function at module level (in an importable "
+            f"module, or at the top level of your script) and apply the transform to it: its "
+            f"kernel then pickles by the function's name and is compiled again, or loaded from "
+            f"numba's cache, where it is unpickled.")
+    return module, qualname
+
+
+def resolve(module, qualname):
+    """The object that module.qualname names, importing the module."""
+    found = importlib.import_module(module)
+    for part in qualname.split("."):
+        found = getattr(found, part)
+    return found
+
+
+class _Named:
+    """A function pickled by module and qualified name (numba pickles a dispatcher's Python
+    function by value, which gives the other process a copy, not the module's dispatcher)."""
+
+    __slots__ = ("module", "qualname")
+
+    def __init__(self, module, qualname):
+        self.module, self.qualname = module, qualname
+
+    def __reduce__(self):
+        return resolve, (self.module, self.qualname)
