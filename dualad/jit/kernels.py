@@ -319,14 +319,18 @@ def _cause(report):
     return cause or lines[0]
 
 
-def _explained(report, python_equivalent, args):
-    """numba's report with its cause first and what works instead."""
+_WORKS = ("The Python path computes this derivative (tried): pass jit=False, which runs a "
+          "numba function as its pure-Python twin.")
+
+
+def _explained(report, python_equivalent, args, works=_WORKS):
+    """numba's report with its cause first and what works instead (`works`, when the Python
+    equivalent runs on the same arguments)."""
     advice = ""
     if python_equivalent is not None:
         try:
             python_equivalent(*args)
-            advice = ("The Python path computes this derivative (tried): pass jit=False, which "
-                      "runs a numba function as its pure-Python twin.")
+            advice = works
         except Exception as python_error:  # noqa: BLE001 - reported, not swallowed
             first = (str(python_error).splitlines() or [""])[0][:300]
             advice = (f"The Python path (jit=False) fails on it too: {type(python_error).__name__}: "

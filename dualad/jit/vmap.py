@@ -34,7 +34,7 @@ from numba.core.errors import TypingError
 from numba.core.extending import intrinsic, overload
 
 from .cache import attach, set_key
-from .kernels import _COMPILE_ERRORS, _MARK, _cause
+from .kernels import _COMPILE_ERRORS, _MARK, _explained
 from .types import compiled_only
 
 __all__ = ["vmap"]
@@ -433,15 +433,9 @@ def _with_hint(mapped, tried):
             if _MARK in str(err):  # explained already
                 raise
             args = tuple(args[-1]) if args else ()  # mapped(*args): numba packs them
-            try:
-                tried(*args)
-                advice = ("The Python path computes it at the batch's first element (tried): "
-                          "vmap the transform made with jit=False (a loop in Python).")
-            except Exception as python_error:  # noqa: BLE001 - reported, not swallowed
-                first = (str(python_error).splitlines() or [""])[0][:300]
-                advice = (f"The Python path fails on it too: {type(python_error).__name__}: "
-                          f"{first}")
-            message = f"{_MARK}: {_cause(str(err))}\n{advice}\n\nnumba's report:\n{err}"
+            message = _explained(str(err), tried, args, works=(
+                "The Python path computes it at the batch's first element (tried): vmap the "
+                "transform made with jit=False (a loop in Python)."))
             if isinstance(err, numba.core.errors.NumbaError):
                 err.patch_message(message)
                 raise

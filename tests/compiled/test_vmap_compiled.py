@@ -125,7 +125,7 @@ def test_an_exception_inside_the_parallel_loop_reaches_the_caller():
     # a compile error names its cause first, then what the Python path does at the first
     # element (here model's `if x[0] > 1e6` on a row of a 2-D element)
     with pytest.raises(numba.core.errors.TypingError,
-                       match="1-D float64 array(.|\n)*Python path fails on it too: ValueError"):
+                       match="1-D float64 array(.|\n)*Python path \\(jit=False\\) fails on it too: ValueError"):
         MAPPED_JAC(np.ones((3, 2, 3)), C)
 
 
