@@ -24,7 +24,7 @@ import weakref
 import numpy as np
 
 from .forward import jvp_forward
-from .modes import compiled_costs
+from .modes import COMPILED_MAX_WIDTH, compiled_chunk, compiled_costs
 from .recording import vjp_recording
 from .twin import is_dispatcher, python_twin
 
@@ -95,11 +95,180 @@ def kernel(transform, mode, f, argnums, python, chunk=None):
     if entry is None:
         raise NotImplementedError(NO_COMPILED_MODE)
     module, name, takes = entry
-    factory = getattr(getattr(compiled_path, module), name)
     options = {"chunk": (chunk,), "costs": (compiled_costs(),), None: ()}[takes]
     argnums = _checked_argnums(argnums)
-    made = compiled_path.kernels.at_argnum(factory, compiled_function(f), argnums, python, *options)
-    return _picklable(made, transform, f, (("argnums", argnums), ("mode", requested), ("chunk", chunk)))
+    made = _Variants(f, argnums, python)
+    called = made(module, name, *options)
+    pick = _PICKS.get((module, name)) if takes != "chunk" or chunk is None else None
+    compiled_path.kernels.called_from_python(called, _python_call(called, f, argnums, made, pick))
+    return _picklable(called, transform, f, (("argnums", argnums), ("mode", requested), ("chunk", chunk)))
+
+
+class _Variants:
+    """The kernels of one transform of f at argnums: variants(module, name, *options) is
+    dualad.jit's module.name factory's kernel, made once per options (what a pick from
+    Python chooses among), with what the picks learn per input size and argument types."""
+
+    def __init__(self, f, argnums, python):
+        self.f, self.argnums, self.python = compiled_function(f), argnums, python
+        self.kernels, self.on_tape, self.jacobian_tape = {}, {}, {}
+
+    def __call__(self, module, name, *options):
+        key = (module, name, options)
+        if key not in self.kernels:
+            from . import jit as compiled_path
+
+            factory = getattr(getattr(compiled_path, module), name)
+            self.kernels[key] = compiled_path.kernels.at_argnum(
+                factory, self.f, self.argnums, self.python, *options)
+        return self.kernels[key]
+
+
+# ---- calls from Python: only the kernel these arguments need is compiled -------------------------
+# Inside njit code a kernel compiles every branch it can take: auto mode both modes, forward
+# mode one chunk for every N. Called from Python, a kernel instead runs the one kernel its
+# arguments need, chosen by input size N (the flat size of the differentiated arguments) and
+# compiled on first use: auto mode's pick (dualad.jit.auto.pick, as inside numba), and the
+# forward width modes.compiled_chunk(N), so that N = 10 takes one pass of 10, not two of 8.
+
+def _forward(name):
+    def pick(made, n, args):
+        return made("kernels", name, compiled_chunk(n))
+    return pick
+
+
+def _hessian(made, n, args):
+    if n <= COMPILED_MAX_WIDTH:  # one symmetric block: the general blocks' type is not compiled
+        return made("kernels", "hessian", max(n, 1), True)
+    return made("kernels", "hessian", None)
+
+
+def _on_tape(made, reverse, forward, args):
+    """reverse where f records onto the compiled tape for these arguments, else forward."""
+    from .jit.auto import records_onto_tape
+
+    kernel = made(*reverse)
+    key = (reverse, tuple(kernel.typeof_pyval(a) for a in args))
+    if key not in made.on_tape:
+        made.on_tape[key] = records_onto_tape(kernel, key[1])
+    return kernel if made.on_tape[key] else made(*forward)
+
+
+def _gradient(name):
+    def pick(made, n, args):
+        from .jit.auto import pick as picks_tape
+
+        forward = ("kernels", name, compiled_chunk(n))
+        if not picks_tape(True, n, 1, compiled_chunk(n), compiled_costs()):
+            return made(*forward)
+        return _on_tape(made, ("tape", name), forward, args)
+    return pick
+
+
+def _jacobian(made, n, args):
+    """Forward mode on the first call for an N, whose result tells M; after that the pick for
+    (N, M), kept per N (as the compiled auto Jacobian keeps it)."""
+    from .jit.auto import pick as picks_tape
+
+    forward = ("kernels", "jacfwd", compiled_chunk(n))
+    picked = made.jacobian_tape
+    if n not in picked:
+        return _Learning(made(*forward), lambda jac: picked.setdefault(n, picks_tape(
+            False, n, np.size(jac) // max(n, 1), compiled_chunk(n), compiled_costs())))
+    return _on_tape(made, ("tape", "jacrev"), forward, args) if picked[n] else made(*forward)
+
+
+class _Learning:
+    """A kernel whose result, the first time, is shown to learn(result) (the auto Jacobian's
+    M comes from its first forward-mode result)."""
+
+    def __init__(self, kernel, learn):
+        self.kernel, self.learn = kernel, learn
+
+    def run(self, args):
+        from .jit.kernels import call_compiled
+
+        result = call_compiled(self.kernel, args)
+        self.learn(result)
+        return result
+
+
+_PICKS = {("kernels", "value_and_grad"): _forward("value_and_grad"),
+          ("kernels", "grad"): _forward("grad"),
+          ("kernels", "jacfwd"): _forward("jacfwd"),
+          ("kernels", "hvp"): _forward("hvp"),
+          ("kernels", "hessian"): _hessian,
+          ("auto", "value_and_grad"): _gradient("value_and_grad"),
+          ("auto", "grad"): _gradient("grad"),
+          ("auto", "jacobian"): _jacobian}
+
+
+def _python_call(kernel, f, argnums, made, pick):
+    """What a kernel does when Python calls it: keyword arguments bound to f's parameters
+    (numba kernels take positions), then the kernel pick chooses for these arguments, or
+    the kernel itself where there is nothing to pick or N cannot be read off (the kernel
+    then gives its own error)."""
+    from .jit.kernels import call_compiled
+
+    signature = _signature(f)
+    positions = argnums if isinstance(argnums, tuple) else (argnums,)
+
+    def call(*args, **kwargs):
+        if kwargs:
+            args = _positional(signature, args, kwargs)
+        if pick is not None:
+            n = _input_size(args, positions)
+            if n is not None:
+                chosen = pick(made, n, args)
+                return chosen.run(args) if isinstance(chosen, _Learning) else call_compiled(chosen, args)
+        return call_compiled(kernel, args)
+
+    return call
+
+
+def _signature(f):
+    try:
+        return inspect.signature(getattr(f, "py_func", f))
+    except (TypeError, ValueError):
+        return None
+
+
+def _positional(signature, args, kwargs):
+    """args and kwargs as f's positional arguments (defaults filled in)."""
+    if signature is None:
+        raise TypeError("compiled kernels take keyword arguments only for functions whose "
+                        "signature Python can read; pass them by position")
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    if bound.kwargs:
+        raise TypeError(f"compiled kernels pass arguments to f by position; f takes "
+                        f"{sorted(bound.kwargs)} as keyword-only (**kwargs): pass jit=False")
+    return bound.args
+
+
+def _input_size(args, positions):
+    """The flat size of the differentiated arguments, or None where they are not floats,
+    float arrays or tuples of them (the kernel says why)."""
+    n = 0
+    for position in positions:
+        if position >= len(args):
+            return None
+        size = _leaf_size(args[position])
+        if size is None:
+            return None
+        n += size
+    return n
+
+
+def _leaf_size(arg):
+    if isinstance(arg, (float, int, np.floating, np.integer)) and not isinstance(arg, bool):
+        return 1
+    if isinstance(arg, np.ndarray):
+        return arg.size
+    if isinstance(arg, tuple):
+        sizes = [_leaf_size(a) for a in arg]
+        return None if None in sizes else sum(sizes)
+    return None
 
 
 @functools.lru_cache(maxsize=None)

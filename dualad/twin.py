@@ -19,7 +19,8 @@ __all__ = ["is_dispatcher", "python_twin"]
 
 
 def is_dispatcher(f):
-    return hasattr(f, "py_func") and type(f).__module__.startswith("numba")
+    """Whether f is a numba dispatcher (dualad's kernels subclass numba's, jit/kernels.py)."""
+    return hasattr(f, "py_func") and any(c.__module__.startswith("numba") for c in type(f).__mro__)
 
 
 def python_twin(f):

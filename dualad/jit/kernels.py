@@ -20,6 +20,7 @@ A kernel pickles as the call that made it (pickled_as, reference): the process t
 it makes it again there, from the user's function found by its module and name.
 """
 
+import functools
 import importlib
 import inspect
 import pickle
@@ -28,6 +29,7 @@ import sys
 
 import numba
 import numpy as np
+from numba import _dispatcher
 from numba.core import types
 from numba.core.errors import NumbaError, TypingError
 from numba.core.extending import overload
@@ -478,23 +480,42 @@ def second_derivative(f, python):
     return compile_kernel(kernel, f, python)
 
 
-def hessian(f, python, chunk=None):
+def hessian(f, python, chunk=None, one_block=False):
+    """Kernel (x, *args) -> H in HyperDual blocks of `chunk`: a symmetric diagonal block per
+    chunk and a general block per pair of chunks. one_block: H is a single symmetric block
+    (at most `chunk` inputs), so the general blocks' wider type is never compiled."""
     chunk = _chunk_or_default(chunk)
     call = seeded_caller(f)
 
-    def kernel(x, *args):
+    def diagonal_block(x, flat, hess, lo, args):
+        # symmetric hyper-duals: half the ε1ε2 work
+        store_block(call(x, make_hyper_seed_array(flat, lo, lo, 1, chunk, 0), args), hess, lo, lo)
+
+    def prepared(x):
         flat = flat_input(x)
         checked_input(flat)
-        n = flat.size
-        hess = np.zeros((n, n))
-        for lo1 in range(0, n, chunk):
-            # diagonal block: symmetric hyper-duals, half the ε1ε2 work
-            seeded = make_hyper_seed_array(flat, lo1, lo1, 1, chunk, 0)
-            store_block(call(x, seeded, args), hess, lo1, lo1)
-            for lo2 in range(lo1 + chunk, n, chunk):
-                out = call(x, make_hyper_seed_array(flat, lo1, lo2, 1, chunk, chunk), args)
-                store_block(out, hess, lo1, lo2)
-        return hessian_like_input(hess, x)
+        return flat, np.zeros((flat.size, flat.size))
+
+    diagonal_block, prepared = _njit_like(diagonal_block, f), _njit_like(prepared, f)
+
+    if one_block:
+        def kernel(x, *args):
+            flat, hess = prepared(x)
+            if flat.size > chunk:
+                raise ValueError("a one-block Hessian kernel got more inputs than its width")
+            if flat.size > 0:
+                diagonal_block(x, flat, hess, 0, args)
+            return hessian_like_input(hess, x)
+    else:
+        def kernel(x, *args):
+            flat, hess = prepared(x)
+            n = flat.size
+            for lo1 in range(0, n, chunk):
+                diagonal_block(x, flat, hess, lo1, args)
+                for lo2 in range(lo1 + chunk, n, chunk):
+                    out = call(x, make_hyper_seed_array(flat, lo1, lo2, 1, chunk, chunk), args)
+                    store_block(out, hess, lo1, lo2)
+            return hessian_like_input(hess, x)
 
     return compile_kernel(kernel, f, python)
 
@@ -572,6 +593,35 @@ def jacfwd(f, python, chunk=None):
         return shaped_like_input(jac, x)
 
     return compile_kernel(kernel, f, python)
+
+
+# ---- calls from Python: a kernel may run another compiled kernel there ---------------------------------
+@functools.lru_cache(maxsize=None)
+def _called_from_python_class(dispatcher_class):
+    class CalledFromPython(dispatcher_class):
+        """A dispatcher whose calls from Python run its __dualad_call__; numba types and
+        compiles calls from njit code against its own function, as for any dispatcher."""
+
+        def __call__(self, *args, **kwargs):
+            return self.__dualad_call__(*args, **kwargs)
+
+    CalledFromPython.__name__ = CalledFromPython.__qualname__ = f"{dispatcher_class.__name__}CalledFromPython"
+    return CalledFromPython
+
+
+def call_compiled(kernel, args):
+    """kernel's compiled code called from Python, past any choice called_from_python gave it."""
+    return _dispatcher.Dispatcher.__call__(kernel, *args)
+
+
+def called_from_python(kernel, call):
+    """kernel as it is inside njit code, and call(*args, **kwargs) when Python calls it. What
+    a kernel does inside njit code is compiled whole, every branch it may take at run time;
+    from Python, call can pick, per call, the one compiled kernel the arguments need, and
+    only that one is compiled (dualad.dispatch's picks of a mode and a width)."""
+    kernel.__class__ = _called_from_python_class(type(kernel))
+    kernel.__dualad_call__ = call
+    return kernel
 
 
 # ---- pickling: a kernel travels as the call that made it ---------------------------------------------

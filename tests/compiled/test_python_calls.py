@@ -1,0 +1,122 @@
+"""Kernels called from Python (dualad/dispatch.py's picks): only the kernel the arguments need
+is compiled, forward passes are as wide as N (up to 12), keyword arguments reach f, and the
+same kernel object still compiles whole inside njit code."""
+
+import numba
+import numpy as np
+import pytest
+from numba.core.dispatcher import Dispatcher
+
+import dualad
+
+
+@numba.njit
+def _weighted_rosen(x, scale, shift=1.0):
+    s = 0.0
+    for i in range(len(x) - 1):
+        s += scale * (x[i + 1] - x[i] ** 2) ** 2 + (shift - x[i]) ** 2
+    return s
+
+
+_python = _weighted_rosen.py_func  # the same function on the Python path
+
+
+class _Compiles:
+    """The compiled specialisations made while the block runs: (function name, argument types)."""
+
+    def __enter__(self):
+        self.made, self.original = [], Dispatcher.compile
+        made, original = self.made, self.original
+
+        def compile_and_record(dispatcher, sig):
+            before = len(dispatcher.overloads)
+            result = original(dispatcher, sig)
+            if len(dispatcher.overloads) > before:
+                made.append((dispatcher.py_func.__qualname__, str(sig)))
+            return result
+
+        Dispatcher.compile = compile_and_record
+        return self
+
+    def __exit__(self, *exc):
+        Dispatcher.compile = self.original
+
+
+def test_auto_gradient_from_python_compiles_only_the_picked_mode():
+    grad = dualad.grad(_weighted_rosen)
+    small, large = np.linspace(0.1, 1.0, 10), np.linspace(0.1, 1.0, 30)
+    with _Compiles() as small_call:
+        got = grad(small, 100.0)
+    np.testing.assert_allclose(got, dualad.grad(_python)(small, 100.0), rtol=1e-14)
+    assert not grad.overloads  # the njit-callable auto kernel itself was not compiled
+    kinds = " ".join(name + sig for name, sig in small_call.made)
+    assert "Active" not in kinds  # no tape kernel below COMPILED_REVERSE_FROM inputs
+    assert "SeedArray(Dual(10))" in kinds or "Dual(10)" in kinds  # one pass of 10 partials
+    assert "Dual(8)" not in kinds
+    with _Compiles() as large_call:
+        got = grad(large, 100.0)
+    np.testing.assert_allclose(got, dualad.grad(_python)(large, 100.0), rtol=1e-13)
+    assert "Active" in " ".join(sig for _, sig in large_call.made)  # the tape from 12 inputs on
+    assert not grad.overloads
+
+
+def test_a_kernel_called_from_python_and_from_njit_code_agree():
+    grad = dualad.grad(_weighted_rosen, mode="forward")
+
+    @numba.njit
+    def inside(x):
+        return grad(x, 100.0)
+
+    x = np.linspace(0.1, 1.0, 10)
+    np.testing.assert_array_equal(inside(x), grad(x, 100.0))  # chunk 8 inside, 10 outside
+    assert grad.overloads  # compiled for the njit caller
+
+
+def test_keyword_arguments_reach_f_on_the_compiled_path():
+    x = np.linspace(0.1, 1.0, 5)
+    grad = dualad.grad(_weighted_rosen, mode="forward")
+    expected = dualad.grad(_python)(x, 100.0, shift=2.0)
+    np.testing.assert_allclose(grad(x, 100.0, shift=2.0), expected, rtol=1e-14)
+    np.testing.assert_allclose(grad(x, scale=100.0, shift=2.0), expected, rtol=1e-14)
+    np.testing.assert_allclose(grad(x, 100.0), dualad.grad(_python)(x, 100.0), rtol=1e-14)
+    with pytest.raises(TypeError, match="shift"):
+        grad(x, 100.0, 2.0, shift=3.0)  # bound twice: Python's own error
+    hessian = dualad.hessian(_weighted_rosen)
+    np.testing.assert_allclose(hessian(x, scale=100.0, shift=2.0),
+                               dualad.hessian(_python)(x, 100.0, shift=2.0), rtol=1e-13)
+
+
+def test_keyword_only_parameters_name_the_python_path():
+    @numba.njit
+    def f(x, *, k):
+        return x[0] * k
+
+    with pytest.raises(TypeError, match="jit=False"):
+        dualad.grad(f, mode="forward")(np.ones(2), k=2.0)
+
+
+@pytest.mark.parametrize("n", [1, 10, 12, 13, 25])
+def test_hessians_one_block_and_blocks_from_python(n):
+    x = np.linspace(0.2, 1.3, n)
+    np.testing.assert_allclose(_HESSIAN(x, 100.0), dualad.hessian(_python)(x, 100.0), rtol=1e-13,
+                               atol=1e-12)
+
+
+_HESSIAN = dualad.hessian(_weighted_rosen)
+
+
+@numba.njit
+def _layer(x, rows):
+    return np.tanh(rows @ x)
+
+
+def test_auto_jacobian_from_python_learns_m_on_its_first_call():
+    rng = np.random.default_rng(4)
+    jacobian = dualad.jacobian(_layer)
+    for shape in ((30, 2), (1, 30)):  # tall: forward mode; wide: the tape after the first call
+        rows = rng.normal(size=shape)
+        x = rng.normal(size=shape[1])
+        expected = dualad.jacobian(_layer.py_func)(x, rows)
+        for _ in range(2):
+            np.testing.assert_allclose(jacobian(x, rows), expected, rtol=1e-12, atol=1e-15)
+    assert not jacobian.overloads
