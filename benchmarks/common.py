@@ -52,6 +52,21 @@ def save(name, text):
     (RESULTS / f"{name}.md").write_text(text + "\n")
 
 
+def save_part(name, part, text):
+    """Write text as one part of results/name.md, between markers, keeping the other parts
+    (so that a benchmark's sections can be re-run one at a time)."""
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / f"{name}.md"
+    begin, end = f"<!-- {part} -->", f"<!-- /{part} -->"
+    old = path.read_text() if path.exists() else ""
+    block = f"{begin}\n{text}\n{end}"
+    if begin in old and end in old:
+        new = old[:old.index(begin)] + block + old[old.index(end) + len(end):]
+    else:
+        new = (old.rstrip("\n") + "\n\n" if old.strip() else "") + block + "\n"
+    path.write_text(new)
+
+
 def pyplot():
     """matplotlib.pyplot with a file backend, or None (and a note) when it is not installed."""
     try:

@@ -17,15 +17,16 @@ Results: benchmarks/results/peers.md and peers.png (gradient time against n, per
 import argparse
 import importlib
 import math
+import os
 import time
 
 import numba
 import numpy as np
 
 import dualad
-from common import fmt_time, per_call, pyplot, save, save_plot, table
+from common import fmt_time, per_call, pyplot, save_part, save_plot, table
 from compiled import rosen as rosen_loop  # the scalar loop, and the limit's derivatives of it
-from compiled import rosen_grad_hand, rosen_hess_hand
+from compiled import rosen_grad_hand, rosen_hess_hand, rosen_hvp_hand
 from modes import SHAPES, layer
 
 
@@ -75,9 +76,6 @@ class Tool:
     def rosen_grad(self):
         return None
 
-    def rosen_hess(self):
-        return None
-
     def tanh_jac(self, w, b):
         return None
 
@@ -90,9 +88,6 @@ class Hand(Tool):
 
     def rosen_grad(self):
         return rosen_grad_hand
-
-    def rosen_hess(self):
-        return rosen_hess_hand
 
     def tanh_jac(self, w, b):
         return lambda x: tanh_jac_hand(w, b, x)
@@ -108,9 +103,6 @@ class DualadCompiled(Tool):
 
     def rosen_grad(self):
         return dualad.grad(rosen_loop, mode=self.mode)
-
-    def rosen_hess(self):  # HyperDuals (there is no compiled forward-over-reverse yet)
-        return dualad.hessian(rosen_loop) if self.mode != "reverse" else None
 
     def tanh_jac(self, w, b):
         kernel = dualad.jacobian(_tanh_layer, mode=self.mode)
@@ -138,10 +130,6 @@ class DualadPython(Tool):
     def rosen_grad(self):
         return dualad.grad(rosen_numpy, mode=self.mode)
 
-    def rosen_hess(self):
-        mode = {"reverse": "forward-over-reverse"}.get(self.mode, self.mode)
-        return dualad.hessian(rosen_numpy, mode=mode)
-
     def tanh_jac(self, w, b):
         return dualad.jacobian(lambda x: np.tanh(w @ x + b), mode=self.mode)
 
@@ -166,10 +154,6 @@ class Jax(Tool):
         jax, jnp = self._setup()
         return self._wrap(jax.jit(jax.grad(lambda x: rosen_numpy(x, np=jnp))))
 
-    def rosen_hess(self):
-        jax, jnp = self._setup()
-        return self._wrap(jax.jit(jax.hessian(lambda x: rosen_numpy(x, np=jnp))))
-
     def tanh_jac(self, w, b):
         jax, jnp = self._setup()
         layer = (lambda x: jnp.tanh(jnp.asarray(w) @ x + jnp.asarray(b)))
@@ -193,10 +177,6 @@ class TorchFunc(Tool):
     def rosen_grad(self):
         import torch.func
         return self._wrap(torch.func.grad(rosen_numpy_torch))
-
-    def rosen_hess(self):
-        import torch.func
-        return self._wrap(torch.func.hessian(rosen_numpy_torch))
 
     def tanh_jac(self, w, b):
         import torch
@@ -226,11 +206,6 @@ class Autograd(Tool):
         import autograd.numpy as anp
         return autograd.grad(lambda x: rosen_numpy(x, np=anp))
 
-    def rosen_hess(self):
-        import autograd
-        import autograd.numpy as anp
-        return autograd.hessian(lambda x: rosen_numpy(x, np=anp))
-
     def tanh_jac(self, w, b):
         import autograd
         import autograd.numpy as anp
@@ -249,10 +224,6 @@ class NumDual(Tool):
     def rosen_grad(self):
         import num_dual
         return lambda x: np.asarray(num_dual.gradient(rosen_scalars, list(x))[1])
-
-    def rosen_hess(self):
-        import num_dual
-        return lambda x: np.asarray(num_dual.hessian(rosen_scalars, list(x))[2])
 
     def tanh_jac(self, w, b):
         import num_dual
@@ -345,7 +316,7 @@ def _problem_table(title, columns, cases, tools, min_time, budget, timings):
     return f"### {title}\n\n" + table(["tool"] + columns, rows)
 
 
-def run(sizes, hessian_sizes, min_time, budget):
+def run(sizes, min_time, budget):
     tools = [tool for tool in TOOLS if tool.available()]
     missing = [tool.name for tool in TOOLS if not tool.available()]
     timings = {}
@@ -353,10 +324,6 @@ def run(sizes, hessian_sizes, min_time, budget):
     grad_cases = [(f"n = {n}", np.linspace(-1.2, 1.2, n), lambda tool: tool.rosen_grad(), 1e-6)
                   for n in sizes]
     sections.append(_problem_table("Rosenbrock gradient", [c[0] for c in grad_cases], grad_cases,
-                                   tools, min_time, budget, timings))
-    hess_cases = [(f"n = {n}", np.linspace(-1.2, 1.2, n), lambda tool: tool.rosen_hess(), 1e-9)
-                  for n in hessian_sizes]
-    sections.append(_problem_table("Rosenbrock Hessian", [c[0] for c in hess_cases], hess_cases,
                                    tools, min_time, budget, timings))
     jac_cases = []
     for n_in, n_out in SHAPES:
@@ -403,16 +370,396 @@ def plot(timings, sizes):
     save_plot(fig, "peers")
 
 
+# ---- Rosenbrock Hessian and Hessian-vector product (--section hessian) ------------------------------------
+HESSIAN_SIZES = (2, 10, 100, 1000)
+HVP_SIZES = (100, 10 ** 4, 10 ** 6)
+IN_LOOP_SIZES = (10, 100)
+MAX_SECONDS = 2.0  # per call: a size predicted (or measured) over it is skipped
+TOLERANCE = 1e-10  # max |result - hand-written| / max |hand-written| before anything is timed
+JAX_ONE_THREAD = {"XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"}
+
+
+class Entry:
+    """A row of the Hessian/hvp tables: make(problem) is the callable (hessian: fn(x), hvp:
+    fn(x, v)) or None where the tool has no such transform; it may raise NotImplementedError
+    (reported "not available"). bind(fn, args) is the zero-argument call that is timed, with the
+    tool's own input/output conversions in it. cost[problem] is the exponent p of time ~ n^p,
+    used to skip sizes predicted over MAX_SECONDS per call. threads: (label, set) settings to
+    try, the fastest is reported."""
+
+    def __init__(self, name, make, cost, module=None, bind=None, threads=None, compiled=False):
+        self.name, self._make, self.cost, self.module = name, make, cost, module
+        self.bind = bind or (lambda fn, args: lambda: fn(*args))
+        self.threads, self.compiled = threads, compiled
+        self._made = {}
+
+    def available(self):
+        return Tool.available(self)
+
+    def make(self, problem):
+        """make(problem), once per problem (the in-loop table reuses the kernels), or the
+        string "not available" where it raises NotImplementedError."""
+        if problem not in self._made:
+            try:
+                self._made[problem] = self._make(problem)
+            except NotImplementedError:
+                self._made[problem] = "not available"
+        return self._made[problem]
+
+
+HAND = Entry("hand-written, numba (the baseline)",
+             lambda p: rosen_hess_hand if p == "hessian" else rosen_hvp_hand,
+             {"hessian": 2, "hvp": 1}, compiled=True)
+
+
+def _dualad(problem, mode, jit):
+    """dualad's hessian/hvp of Rosenbrock in `mode`: compiled (the scalar-loop @njit rosen) or
+    the Python path (its NumPy form). A compiled mode dispatch has no kernel for raises
+    NotImplementedError; on main compiled hvp runs forward mode whatever the mode, so a mode
+    missing from the dispatch table is "not available" rather than forward mode mislabelled."""
+    from dualad import dispatch
+    if jit and mode != "auto" and (problem, mode) not in dispatch.COMPILED:
+        raise NotImplementedError(f"no compiled {problem} kernel in mode {mode!r}")
+    transform = dualad.hessian if problem == "hessian" else dualad.hvp
+    return transform(rosen_loop, mode=mode) if jit else transform(rosen_numpy, mode=mode, jit=False)
+
+
+def _jax(problem):
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    f = (lambda x: rosen_numpy(x, np=jax.numpy))
+    if problem == "hessian":
+        return jax.jit(jax.hessian(f))
+    return jax.jit(lambda x, v: jax.jvp(jax.grad(f), (x,), (v,))[1])
+
+
+def _jax_on_device(fn, args):
+    import jax.numpy as jnp
+    on_device = [jnp.asarray(a) for a in args]
+    return lambda: fn(*on_device).block_until_ready()
+
+
+def _torch(problem):
+    import torch.func
+    if problem == "hessian":
+        return torch.func.hessian(rosen_numpy_torch)
+    return lambda x, v: torch.func.jvp(torch.func.grad(rosen_numpy_torch), (x,), (v,))[1]
+
+
+def _torch_numpy(fn, args):
+    import torch
+    return lambda: fn(*[torch.from_numpy(a) for a in args]).numpy()
+
+
+def _torch_threads():
+    import torch
+    default = torch.get_num_threads()
+    return [(f"{t} thread{'s' if t > 1 else ''}", lambda t=t: torch.set_num_threads(t))
+            for t in sorted({1, default})]
+
+
+def _autograd(problem):
+    import autograd
+    import autograd.numpy as anp
+    f = (lambda x: rosen_numpy(x, np=anp))
+    return autograd.hessian(f) if problem == "hessian" else autograd.hessian_vector_product(f)
+
+
+def _num_dual(problem):
+    if problem != "hessian":
+        return None  # num-dual has no Hessian-vector product
+    import num_dual
+    return lambda x: np.asarray(num_dual.hessian(rosen_scalars, list(x))[2])
+
+
+def hessian_entries():
+    """Every row, hand-written first (the baseline every ratio divides by)."""
+    # exponents: HyperDual blocks are (n/chunk)² passes of O(n chunk²) (n³), forward hvp n/chunk
+    # passes of O(n chunk); forward-over-reverse n/chunk sweeps (Hessian) or one (hvp);
+    # "auto" is costed as its dearest pick
+    costs = {"auto": {"hessian": 3, "hvp": 2}, "forward": {"hessian": 3, "hvp": 2},
+             "forward-over-reverse": {"hessian": 2, "hvp": 1}}
+    entries = [HAND]
+    for jit, path in ((True, "compiled"), (False, "Python path")):
+        for mode in ("auto", "forward", "forward-over-reverse"):
+            entries.append(Entry(f"dualad, {path}, mode={mode}",
+                                 lambda p, mode=mode, jit=jit: _dualad(p, mode, jit), costs[mode],
+                                 compiled=jit))
+    entries += [
+        Entry("JAX (jit, float64), device arrays, block_until_ready", _jax,
+              {"hessian": 2, "hvp": 1}, "jax", _jax_on_device),
+        Entry("JAX (jit, float64), NumPy in / NumPy out", _jax, {"hessian": 2, "hvp": 1}, "jax",
+              lambda fn, args: lambda: np.asarray(fn(*args))),
+        Entry("torch.func (float64)", _torch, {"hessian": 2, "hvp": 1}, "torch", _torch_numpy,
+              threads=_torch_threads),
+        Entry("autograd", _autograd, {"hessian": 2, "hvp": 1}, "autograd"),
+        Entry("num-dual (Dual2Vec hessian)", _num_dual, {"hessian": 3}, "num_dual"),
+    ]
+    return entries
+
+
+def _rounds(run, rounds, min_time, calls=1):
+    """(median, half the interquartile range) of seconds per call of run() (warm; it makes
+    `calls` calls) over `rounds` batches of >= min_time each; 3 rounds of one run() where one
+    takes over 0.05 s."""
+    loops = 1
+    while True:
+        start = time.perf_counter()
+        for _ in range(loops):
+            run()
+        elapsed = time.perf_counter() - start
+        if elapsed > 0.05 and loops == 1:
+            rounds = min(rounds, 3)
+        if elapsed >= min_time or loops >= 1 << 20:
+            break
+        loops *= 2
+    samples = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(loops):
+            run()
+        samples.append((time.perf_counter() - start) / (loops * calls))
+    low, median, high = np.percentile(samples, [25, 50, 75])
+    return float(median), float(high - low) / 2
+
+
+def _relative_error(result, expected):
+    result = np.asarray(result, dtype=float)
+    if result.shape != expected.shape:
+        return math.inf
+    return float(np.max(np.abs(result - expected)) / max(np.max(np.abs(expected)), 1e-300))
+
+
+def _skip_reason(entry, problem, n, previous):
+    """Why size n is not run, or None: the row's last size was over MAX_SECONDS per call, or
+    the time predicted from its last measured size (n_last, seconds) is."""
+    if previous is None:
+        return None
+    if not isinstance(previous, tuple):
+        return "skipped: a smaller n was over budget"
+    last_n, last_seconds = previous
+    predicted = last_seconds * (n / last_n) ** entry.cost[problem]
+    if predicted > MAX_SECONDS:
+        return f"skipped: ~{predicted:.2g} s per call predicted (O(n^{entry.cost[problem]}))"
+    return None
+
+
+def _measure(entry, fn, args, expected, rounds, min_time):
+    """(median, spread, setting) per call after checking the result, or why it was not timed;
+    with several thread settings, the fastest."""
+    best = None
+    for label, apply in (entry.threads() if entry.threads else [("", None)]):
+        if apply is not None:
+            apply()
+        run = entry.bind(fn, args)
+        try:
+            error = _relative_error(run(), expected)  # the first call: compiles, traces, warms
+            if error > TOLERANCE:
+                return f"wrong: relative error {error:.1e} (not timed)"
+            start = time.perf_counter()
+            run()
+            if time.perf_counter() - start > MAX_SECONDS:
+                return f"over {MAX_SECONDS:g} s per call"
+        except NotImplementedError:
+            return "not available"
+        measured = _rounds(run, rounds, min_time) + (label,)
+        best = measured if best is None or measured[0] < best[0] else best
+    return best
+
+
+def _hessian_problem_rows(problem, sizes, entries, rounds, min_time, results):
+    """results[entry name][n] = (median, spread, setting) or a reason, for every entry."""
+    expected = {}
+    for entry in entries:
+        cells = results.setdefault(entry.name, {})
+        fn = entry.make(problem)
+        previous = None  # the last measured (n, seconds), or "over" once a size was over budget
+        for n in sizes:
+            x, v = np.linspace(-1.2, 1.2, n), np.linspace(-1.0, 1.0, n)
+            args = (x,) if problem == "hessian" else (x, v)
+            if fn is None or isinstance(fn, str):
+                cells[n] = fn or "—"
+                continue
+            if n not in expected:
+                expected[n] = np.asarray(HAND.make(problem)(*args), float)
+            cell = _skip_reason(entry, problem, n, previous)
+            if cell is None:
+                try:
+                    cell = _measure(entry, fn, args, expected[n], rounds, min_time)
+                except Exception as error:  # reported in its cell; the other rows still run
+                    cell = f"error: {type(error).__name__}: {str(error)[:80]}"
+            cells[n] = cell
+            if isinstance(cell, tuple):
+                previous = (n, cell[0])
+            elif cell.startswith(("over", "skipped")):
+                previous = "over"
+    return results
+
+
+def _in_loop_rows(sizes, entries, rounds):
+    """Per call inside a compiled loop (compiled.py's repeat loops, the input perturbed each
+    time) for the compiled entries, keyed (problem, n), each checked first."""
+    from compiled import _repeat_matrix, _repeat_with_direction
+    results = {}
+    for entry in [e for e in entries if e.compiled]:
+        cells = results.setdefault(entry.name, {})
+        for problem, repeat in (("hessian", _repeat_matrix), ("hvp", _repeat_with_direction)):
+            fn = entry.make(problem)
+            for n in sizes:
+                if fn is None or isinstance(fn, str):
+                    cells[problem, n] = fn or "—"
+                    continue
+                x, v = np.linspace(-1.2, 1.2, n), np.linspace(-1.0, 1.0, n)  # repeat's v too
+                args = (x,) if problem == "hessian" else (x, v)
+                error = _relative_error(fn(*args), np.asarray(HAND.make(problem)(*args), float))
+                if error > TOLERANCE:
+                    cells[problem, n] = f"wrong: relative error {error:.1e} (not timed)"
+                    continue
+                reps = max(20_000 // n, 10)
+                run = (lambda: repeat(fn, x.copy(), reps))
+                run()  # compiles the loop for this kernel
+                cells[problem, n] = _rounds(run, rounds, 0.02, calls=reps) + ("",)
+    return results
+
+
+def _hessian_cell(measured, baseline):
+    if not isinstance(measured, tuple):
+        return measured
+    median, spread, setting = measured
+    ratio = f" ({median / baseline[0]:.3g}×)" if isinstance(baseline, tuple) else ""
+    return f"{fmt_time(median)} ± {fmt_time(spread)}{ratio}" + (f" [{setting}]" if setting else "")
+
+
+def _hessian_table(title, results, columns, labels):
+    baseline = results.get(HAND.name, {})
+    rows = [[name] + [_hessian_cell(cells.get(c, "—"), baseline.get(c)) for c in columns]
+            for name, cells in results.items()]
+    return f"### {title}\n\n" + table(["tool"] + labels, rows)
+
+
+def _jax_one_thread(hessian_sizes, hvp_sizes, rounds, min_time):
+    """The JAX rows measured in a subprocess with XLA on one thread: {problem: {row: {n: cell}}},
+    or None when that run fails (its error is printed)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    command = [sys.executable, __file__, "--section", "hessian", "--jax-one-thread-worker",
+               "--rounds", str(rounds), "--min-time", str(min_time),
+               "--hessian-sizes", *map(str, hessian_sizes), "--hvp-sizes", *map(str, hvp_sizes)]
+    done = subprocess.run(command, env={**os.environ, **JAX_ONE_THREAD}, capture_output=True,
+                          text=True)
+    if done.returncode != 0:
+        print("JAX on one thread failed:\n" + done.stderr[-2000:])
+        return None
+    cells = json.loads(done.stdout.strip().splitlines()[-1])
+    return {problem: {row: {int(n): tuple(c) if isinstance(c, list) else c for n, c in by_n.items()}
+                      for row, by_n in rows.items()} for problem, rows in cells.items()}
+
+
+def _jax_worker(hessian_sizes, hvp_sizes, rounds, min_time):
+    import json
+    entries = [e for e in hessian_entries() if e.module == "jax"]
+    out = {}
+    for problem, sizes in (("hessian", hessian_sizes), ("hvp", hvp_sizes)):
+        results = _hessian_problem_rows(problem, sizes, entries, rounds, min_time, {})
+        out[problem] = {name: cells for name, cells in results.items() if name.startswith("JAX")}
+    print(json.dumps(out))
+
+
+def _faster_of(default, one_thread):
+    """Per cell, the faster of JAX's default threads and one thread (marked)."""
+    if one_thread is None:
+        return default
+    merged = {}
+    for n, cell in default.items():
+        other = one_thread.get(n)
+        if isinstance(other, tuple) and (not isinstance(cell, tuple) or other[0] < cell[0]):
+            cell = other[:2] + ("1 thread",)
+        merged[n] = cell
+    return merged
+
+
+def hessian_section(entries=None, hessian_sizes=HESSIAN_SIZES, hvp_sizes=HVP_SIZES,
+                    in_loop_sizes=IN_LOOP_SIZES, rounds=7, min_time=0.02, jax_one_thread=True):
+    """The Hessian and hvp tables (Markdown) and their cells {table: {row: {case: cell}}}."""
+    started = time.perf_counter()
+    entries = hessian_entries() if entries is None else [HAND] + [e for e in entries if e is not HAND]
+    missing = [e.name for e in entries if not e.available()]
+    entries = [e for e in entries if e.available()]
+    results = {problem: _hessian_problem_rows(problem, sizes, entries, rounds, min_time, {})
+               for problem, sizes in (("hessian", hessian_sizes), ("hvp", hvp_sizes))}
+    one_thread = None
+    if jax_one_thread and any(e.module == "jax" for e in entries):
+        one_thread = _jax_one_thread(hessian_sizes, hvp_sizes, rounds, min_time)
+        for problem, rows in results.items():
+            for name in rows:
+                if name.startswith("JAX"):
+                    rows[name] = _faster_of(rows[name], one_thread and one_thread[problem].get(name))
+    in_loop = _in_loop_rows(in_loop_sizes, entries, rounds) if in_loop_sizes else {}
+    tables = [
+        _hessian_table("Rosenbrock Hessian (dense n × n), called from Python", results["hessian"],
+                       hessian_sizes, [f"n = {n}" for n in hessian_sizes]),
+        _hessian_table("Rosenbrock Hessian-vector product, called from Python", results["hvp"],
+                       hvp_sizes, [f"n = {n}" for n in hvp_sizes])]
+    if in_loop:
+        columns = [(p, n) for p in ("hessian", "hvp") for n in in_loop_sizes]
+        tables.append(_hessian_table("Inside a compiled loop (as Newton's method would call them)",
+                                     in_loop, columns, [f"{'Hessian' if p == 'hessian' else 'hvp'} "
+                                                        f"n = {n}" for p, n in columns]))
+    notes = [
+        f"Median time per call ± half the interquartile range of {rounds} rounds (3 rounds of one "
+        f"call where a call takes over 0.05 s), ratio to the hand-written numba result in the same "
+        f"run. Every result is checked against the hand-written one (relative error ≤ "
+        f"{TOLERANCE:g}) before it is timed. Sizes predicted or measured over {MAX_SECONDS:g} s per "
+        f"call are skipped. Rosenbrock at x = linspace(-1.2, 1.2, n), v = linspace(-1, 1, n); "
+        f"dualad compiled differentiates the scalar-loop @njit rosen, the others its NumPy form.",
+        "JAX: jax_enable_x64, jit of jax.hessian and of jax.jvp(jax.grad(f)) (forward-over-reverse), "
+        "warmed up; each cell is the faster of the default thread pool and a subprocess with "
+        f"XLA_FLAGS={JAX_ONE_THREAD['XLA_FLAGS']!r} (marked [1 thread])"
+        + ("" if one_thread is not None or not jax_one_thread else " (that subprocess failed)")
+        + ". torch.func: float64, the faster of torch.set_num_threads settings (marked). "
+        "num-dual has no Hessian-vector product. \"not available\": the mode raises "
+        "NotImplementedError (no such compiled kernel in this dualad).",
+        f"Machine: {os.cpu_count()} cores, shared with other processes compiling numba code "
+        f"while this ran; the section took {time.perf_counter() - started:.0f} s."]
+    if missing:
+        notes.append("Not installed here (pip install -e \".[peers]\"): " + ", ".join(missing) + ".")
+    text = "## Rosenbrock Hessian and Hessian-vector product\n\n" + "\n\n".join(notes + tables)
+    return text, {"hessian": results["hessian"], "hvp": results["hvp"], "in loop": in_loop}
+
+
+SECTIONS = ("first-order", "hessian")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--section", choices=("all",) + SECTIONS, default="all",
+                        help="which part of results/peers.md to run and rewrite (the rest is kept)")
+    parser.add_argument("--rounds", type=int, default=7, help="rounds per Hessian/hvp cell")
+    parser.add_argument("--min-time", type=float, default=0.02, help="seconds per round, at least")
+    parser.add_argument("--hessian-sizes", type=int, nargs="+")
+    parser.add_argument("--hvp-sizes", type=int, nargs="+")
+    parser.add_argument("--jax-one-thread-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    sizes = [2, 100, 1000] if args.quick else [2, 10, 100, 1000, 10000]
-    text, timings = run(sizes, [10] if args.quick else [10, 100], min_time=0.01 if args.quick else 0.1,
-                        budget=2.0 if args.quick else 10.0)
-    print(text)
-    save("peers", text)
-    plot(timings, sizes)
+    hessian_sizes = args.hessian_sizes or ([2, 10, 100] if args.quick else list(HESSIAN_SIZES))
+    hvp_sizes = args.hvp_sizes or ([100, 10 ** 4] if args.quick else list(HVP_SIZES))
+    if args.jax_one_thread_worker:
+        _jax_worker(hessian_sizes, hvp_sizes, args.rounds, args.min_time)
+        return
+    if args.section in ("all", "first-order"):
+        sizes = [2, 100, 1000] if args.quick else [2, 10, 100, 1000, 10000]
+        text, timings = run(sizes, min_time=0.01 if args.quick else 0.1,
+                            budget=2.0 if args.quick else 10.0)
+        print(text)
+        save_part("peers", "first-order", text)
+        plot(timings, sizes)
+    if args.section in ("all", "hessian"):
+        text, _ = hessian_section(hessian_sizes=hessian_sizes, hvp_sizes=hvp_sizes,
+                                  rounds=3 if args.quick else args.rounds, min_time=args.min_time)
+        print(text)
+        save_part("peers", "hessian", text)
 
 
 if __name__ == "__main__":
