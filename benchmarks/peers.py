@@ -530,17 +530,36 @@ def _relative_error(result, expected):
     return float(np.max(np.abs(result - expected)) / max(np.max(np.abs(expected)), 1e-300))
 
 
-def _skip_reason(entry, problem, n, previous):
-    """Why size n is not run, or None: the row's last size was over MAX_SECONDS per call, or
-    the time predicted from its last measured size (n_last, seconds) is."""
-    if previous is None:
-        return None
-    if not isinstance(previous, tuple):
+def _predicted(entry, problem, history, n):
+    """Seconds per call at n extrapolated from the row's timings [(n, seconds), ...]: the slope
+    of the last two on a log-log scale, between 1 and the row's exponent cost[problem] (that
+    exponent alone from a single timing)."""
+    exponent = entry.cost[problem]
+    (n_last, t_last) = history[-1]
+    if len(history) > 1:
+        n_before, t_before = history[-2]
+        slope = math.log(t_last / t_before) / math.log(n_last / n_before)
+        exponent = min(max(slope, 1.0), exponent)
+    return t_last * (n / n_last) ** exponent, exponent
+
+
+def _skip_reason(entry, problem, n, history, probe):
+    """Why size n is not run, or None. Where the time predicted from the row's timings is over
+    MAX_SECONDS, probe(m) times a size between the last and n (unreported) to measure the
+    slope, so that a mode="auto" which changes method is not judged by its dearest one."""
+    if history == "over":
         return "skipped: a smaller n was over budget"
-    last_n, last_seconds = previous
-    predicted = last_seconds * (n / last_n) ** entry.cost[problem]
+    if not history:
+        return None
+    predicted, exponent = _predicted(entry, problem, history, n)
+    while predicted > MAX_SECONDS and history[-1][0] * 4 <= n:
+        between = int(math.sqrt(history[-1][0] * n))
+        if _predicted(entry, problem, history, between)[0] > MAX_SECONDS / 4:
+            break
+        history.append((between, probe(between)))
+        predicted, exponent = _predicted(entry, problem, history, n)
     if predicted > MAX_SECONDS:
-        return f"skipped: ~{predicted:.2g} s per call predicted (O(n^{entry.cost[problem]}))"
+        return f"skipped: ~{predicted:.2g} s per call predicted (O(n^{exponent:.2g}))"
     return None
 
 
@@ -567,13 +586,23 @@ def _measure(entry, fn, args, expected, rounds, min_time):
     return best
 
 
+def _probe(entry, fn, problem, n):
+    """Seconds for one warm call at n (not checked, not reported: a probe for _skip_reason)."""
+    x, v = np.linspace(-1.2, 1.2, n), np.linspace(-1.0, 1.0, n)
+    run = entry.bind(fn, (x,) if problem == "hessian" else (x, v))
+    run()
+    start = time.perf_counter()
+    run()
+    return time.perf_counter() - start
+
+
 def _hessian_problem_rows(problem, sizes, entries, rounds, min_time, results):
     """results[entry name][n] = (median, spread, setting) or a reason, for every entry."""
     expected = {}
     for entry in entries:
         cells = results.setdefault(entry.name, {})
         fn = entry.make(problem)
-        previous = None  # the last measured (n, seconds), or "over" once a size was over budget
+        history = []  # [(n, seconds per call)] measured so far, or "over" once n was over budget
         for n in sizes:
             x, v = np.linspace(-1.2, 1.2, n), np.linspace(-1.0, 1.0, n)
             args = (x,) if problem == "hessian" else (x, v)
@@ -582,17 +611,17 @@ def _hessian_problem_rows(problem, sizes, entries, rounds, min_time, results):
                 continue
             if n not in expected:
                 expected[n] = np.asarray(HAND.make(problem)(*args), float)
-            cell = _skip_reason(entry, problem, n, previous)
-            if cell is None:
-                try:
-                    cell = _measure(entry, fn, args, expected[n], rounds, min_time)
-                except Exception as error:  # reported in its cell; the other rows still run
-                    cell = f"error: {type(error).__name__}: {str(error)[:80]}"
+            try:
+                cell = _skip_reason(entry, problem, n, history,
+                                    lambda m: _probe(entry, fn, problem, m))
+                cell = cell or _measure(entry, fn, args, expected[n], rounds, min_time)
+            except Exception as error:  # reported in its cell; the other rows still run
+                cell = f"error: {type(error).__name__}: {str(error)[:80]}"
             cells[n] = cell
             if isinstance(cell, tuple):
-                previous = (n, cell[0])
+                history.append((n, cell[0]))
             elif cell.startswith(("over", "skipped")):
-                previous = "over"
+                history = "over"
     return results
 
 
