@@ -8,10 +8,15 @@ median time per call from Python and its ratio to the limit. A peer that is not 
 (pip install -e ".[peers]") is skipped with a note; a tool that takes longer than the
 budget at some size is not run at larger sizes.
 
-Problems: Rosenbrock gradient (n = 2 … 10^4), Rosenbrock Hessian (n = 10, 100), Jacobian
-of tanh(W x + b) on the mode benchmark's (N, M) shapes, the second derivative of
-log x + x³ sin x; plus the cold start (first call, compilation included) per tool.
-Results: benchmarks/results/peers.md and peers.png (gradient time against n, per tool).
+Sections (--section; results/peers.md keeps one part per section, so each re-runs alone):
+  first-order  Rosenbrock gradient (n = 2 … 10^4), Jacobian of tanh(W x + b) on the mode
+               benchmark's (N, M) shapes, the second derivative of log x + x³ sin x, and the
+               cold start (first call, compilation included) per tool; peers.png.
+  hessian      Rosenbrock Hessian (n = 2 … 1000) and Hessian-vector product (n = 100 … 10^6):
+               dualad compiled and Python path in every mode, JAX (device arrays and NumPy
+               in/out, default threads or one), torch.func, autograd, num-dual; median ± half
+               the interquartile range of several rounds, each result checked first; the
+               compiled kernels also inside a compiled loop.
 """
 
 import argparse
@@ -577,8 +582,9 @@ def _measure(entry, fn, args, expected, rounds, min_time):
                 return f"wrong: relative error {error:.1e} (not timed)"
             start = time.perf_counter()
             run()
-            if time.perf_counter() - start > MAX_SECONDS:
-                return f"over {MAX_SECONDS:g} s per call"
+            seconds = time.perf_counter() - start
+            if seconds > MAX_SECONDS:
+                return f"over {MAX_SECONDS:g} s per call ({seconds:.2g} s once, not timed further)"
         except NotImplementedError:
             return "not available"
         measured = _rounds(run, rounds, min_time) + (label,)
@@ -651,19 +657,44 @@ def _in_loop_rows(sizes, entries, rounds):
     return results
 
 
-def _hessian_cell(measured, baseline):
+def _hessian_cell(measured, baseline, brief=False):
+    """median ± spread (ratio) [thread setting]; brief: median (ratio), reasons in a word."""
     if not isinstance(measured, tuple):
-        return measured
+        if brief and measured.startswith(("skipped", "over")):
+            return f"> {MAX_SECONDS:g} s"
+        return measured.split(":")[0] if brief else measured
     median, spread, setting = measured
     ratio = f" ({median / baseline[0]:.3g}×)" if isinstance(baseline, tuple) else ""
+    if brief:
+        return fmt_time(median) + ratio
     return f"{fmt_time(median)} ± {fmt_time(spread)}{ratio}" + (f" [{setting}]" if setting else "")
 
 
-def _hessian_table(title, results, columns, labels):
+def _hessian_table(title, results, columns, labels, brief=False):
     baseline = results.get(HAND.name, {})
-    rows = [[name] + [_hessian_cell(cells.get(c, "—"), baseline.get(c)) for c in columns]
+    rows = [[name] + [_hessian_cell(cells.get(c, "—"), baseline.get(c), brief) for c in columns]
             for name, cells in results.items()]
     return f"### {title}\n\n" + table(["tool"] + labels, rows)
+
+
+SUMMARY_ROWS = (HAND.name, "dualad, compiled, mode=auto", "dualad, compiled, mode=forward-over-reverse",
+                "dualad, Python path, mode=auto", "JAX (jit, float64), device arrays, block_until_ready",
+                "JAX (jit, float64), NumPy in / NumPy out", "torch.func (float64)",
+                "num-dual (Dual2Vec hessian)")
+
+
+def _summary(title, problem, results, in_loop, sizes, in_loop_sizes):
+    """The README's table for one problem: median (ratio) from Python, and inside a compiled
+    loop, for the default modes and the peers at their best."""
+    rows = {}
+    for name in SUMMARY_ROWS:
+        if name in results:
+            rows[name] = {**{n: results[name][n] for n in sizes},
+                          **{("loop", n): in_loop.get(name, {}).get((problem, n), "—")
+                             for n in in_loop_sizes}}
+    return _hessian_table(title, rows, list(sizes) + [("loop", n) for n in in_loop_sizes],
+                          [f"n = {n}" for n in sizes]
+                          + [f"n = {n}, in a compiled loop" for n in in_loop_sizes], brief=True)
 
 
 def _jax_one_thread(hessian_sizes, hvp_sizes, rounds, min_time):
@@ -727,6 +758,10 @@ def hessian_section(entries=None, hessian_sizes=HESSIAN_SIZES, hvp_sizes=HVP_SIZ
                     rows[name] = _faster_of(rows[name], one_thread and one_thread[problem].get(name))
     in_loop = _in_loop_rows(in_loop_sizes, entries, rounds) if in_loop_sizes else {}
     tables = [
+        _summary("Summary: Rosenbrock Hessian", "hessian", results["hessian"], in_loop,
+                 hessian_sizes, in_loop_sizes),
+        _summary("Summary: Rosenbrock Hessian-vector product", "hvp", results["hvp"], in_loop,
+                 hvp_sizes, in_loop_sizes),
         _hessian_table("Rosenbrock Hessian (dense n × n), called from Python", results["hessian"],
                        hessian_sizes, [f"n = {n}" for n in hessian_sizes]),
         _hessian_table("Rosenbrock Hessian-vector product, called from Python", results["hvp"],
