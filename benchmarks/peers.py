@@ -20,16 +20,18 @@ Sections (--section; results/peers.md keeps one part per section, so each re-run
 """
 
 import argparse
+import contextlib
 import importlib
 import math
 import os
+import signal
 import time
 
 import numba
 import numpy as np
 
 import dualad
-from common import fmt_time, per_call, pyplot, save_part, save_plot, table
+from common import fmt_time, per_call, per_call_spread, pyplot, save_part, save_plot, table
 from compiled import rosen as rosen_loop  # the scalar loop, and the limit's derivatives of it
 from compiled import rosen_grad_hand, rosen_hess_hand, rosen_hvp_hand
 from modes import SHAPES, layer
@@ -388,9 +390,10 @@ class Entry:
     """A row of the Hessian/hvp tables: make(problem) is the callable (hessian: fn(x), hvp:
     fn(x, v)) or None where the tool has no such transform; it may raise NotImplementedError
     (reported "not available"). bind(fn, args) is the zero-argument call that is timed, with the
-    tool's own input/output conversions in it. cost[problem] is the exponent p of time ~ n^p,
-    used to skip sizes predicted over MAX_SECONDS per call. threads: (label, set) settings to
-    try, the fastest is reported."""
+    tool's own input/output conversions in it. compiled: numba code, which cannot be stopped
+    once over budget; cost[problem], the worst-case exponent p of time ~ n^p, predicts its
+    larger sizes. threads: a function giving (label, set) settings to try; the fastest is
+    reported."""
 
     def __init__(self, name, make, cost, module=None, bind=None, threads=None, compiled=False):
         self.name, self._make, self.cost, self.module = name, make, cost, module
@@ -419,9 +422,9 @@ HAND = Entry("hand-written, numba (the baseline)",
 
 def _dualad(problem, mode, jit):
     """dualad's hessian/hvp of Rosenbrock in `mode`: compiled (the scalar-loop @njit rosen) or
-    the Python path (its NumPy form). A compiled mode dispatch has no kernel for raises
-    NotImplementedError; on main compiled hvp runs forward mode whatever the mode, so a mode
-    missing from the dispatch table is "not available" rather than forward mode mislabelled."""
+    the Python path (its NumPy form). A compiled mode missing from dualad.dispatch's table
+    raises NotImplementedError here ("not available"): compiled hvp otherwise runs forward mode
+    whatever mode is asked for (dualad 0.1), which would be timed under the wrong name."""
     from dualad import dispatch
     if jit and mode != "auto" and (problem, mode) not in dispatch.COMPILED:
         raise NotImplementedError(f"no compiled {problem} kernel in mode {mode!r}")
@@ -479,9 +482,10 @@ def _num_dual(problem):
 
 def hessian_entries():
     """Every row, hand-written first (the baseline every ratio divides by)."""
-    # exponents: HyperDual blocks are (n/chunk)² passes of O(n chunk²) (n³), forward hvp n/chunk
-    # passes of O(n chunk); forward-over-reverse n/chunk sweeps (Hessian) or one (hvp);
-    # "auto" is costed as its dearest pick
+    # worst-case exponents, for predicting compiled rows (_skip_reason measures the actual
+    # growth): HyperDual blocks are (n/chunk)² passes of O(n chunk²), forward hvp n/chunk passes
+    # of O(n chunk); forward-over-reverse n/chunk sweeps (Hessian) or one (hvp); "auto" its
+    # dearest pick
     costs = {"auto": {"hessian": 3, "hvp": 2}, "forward": {"hessian": 3, "hvp": 2},
              "forward-over-reverse": {"hessian": 2, "hvp": 1}}
     entries = [HAND]
@@ -498,34 +502,21 @@ def hessian_entries():
         Entry("torch.func (float64)", _torch, {"hessian": 2, "hvp": 1}, "torch", _torch_numpy,
               threads=_torch_threads),
         Entry("autograd", _autograd, {"hessian": 2, "hvp": 1}, "autograd"),
-        Entry("num-dual (Dual2Vec hessian)", _num_dual, {"hessian": 3}, "num_dual"),
+        Entry("num-dual (num_dual.hessian)", _num_dual, {"hessian": 3}, "num_dual"),
     ]
     return entries
 
 
-def _rounds(run, rounds, min_time, calls=1):
-    """(median, half the interquartile range) of seconds per call of run() (warm; it makes
-    `calls` calls) over `rounds` batches of >= min_time each; 3 rounds of one run() where one
-    takes over 0.05 s."""
-    loops = 1
-    while True:
-        start = time.perf_counter()
-        for _ in range(loops):
-            run()
-        elapsed = time.perf_counter() - start
-        if elapsed > 0.05 and loops == 1:
-            rounds = min(rounds, 3)
-        if elapsed >= min_time or loops >= 1 << 20:
-            break
-        loops *= 2
-    samples = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        for _ in range(loops):
-            run()
-        samples.append((time.perf_counter() - start) / (loops * calls))
-    low, median, high = np.percentile(samples, [25, 50, 75])
-    return float(median), float(high - low) / 2
+def _rounds(run, rounds, min_time):
+    """(median, half the interquartile range) of seconds per run() over `rounds` batches; 3
+    rounds of one call where a call takes over 0.05 s."""
+    return per_call_spread(run, min_time=min_time, repeats=rounds, slow=0.05)
+
+
+def _inputs(problem, n):
+    """Rosenbrock's arguments: (x,) for the Hessian, (x, v) for the hvp."""
+    x, v = np.linspace(-1.2, 1.2, n), np.linspace(-1.0, 1.0, n)
+    return (x,) if problem == "hessian" else (x, v)
 
 
 def _relative_error(result, expected):
@@ -552,8 +543,6 @@ def _skip_reason(entry, problem, n, history, probe):
     """Why size n is not run, or None. Where the time predicted from the row's timings is over
     MAX_SECONDS, probe(m) times a size between the last and n (unreported) to measure the
     slope, so that a mode="auto" which changes method is not judged by its dearest one."""
-    if history == "over":
-        return "skipped: a smaller n was over budget"
     if not history:
         return None
     predicted, exponent = _predicted(entry, problem, history, n)
@@ -568,25 +557,54 @@ def _skip_reason(entry, problem, n, history, probe):
     return None
 
 
+class _OverBudget(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _time_limit(seconds):
+    """Interrupt Python code running longer than `seconds` with _OverBudget (SIGALRM; numba's
+    compiled code cannot be interrupted: seconds=None, and _skip_reason predicts instead)."""
+    if seconds is None or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def stop(signum, frame):
+        raise _OverBudget
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def _measure(entry, fn, args, expected, rounds, min_time):
     """(median, spread, setting) per call after checking the result, or why it was not timed;
-    with several thread settings, the fastest."""
+    with several thread settings, the fastest. Python code is stopped after 2 MAX_SECONDS on
+    its first call (tracing and compiling included) and MAX_SECONDS on its second."""
     best = None
     for label, apply in (entry.threads() if entry.threads else [("", None)]):
         if apply is not None:
             apply()
         run = entry.bind(fn, args)
         try:
-            error = _relative_error(run(), expected)  # the first call: compiles, traces, warms
+            with _time_limit(None if entry.compiled else 2 * MAX_SECONDS):
+                error = _relative_error(run(), expected)  # the first call: compiles, traces, warms
             if error > TOLERANCE:
                 return f"wrong: relative error {error:.1e} (not timed)"
             start = time.perf_counter()
-            run()
+            with _time_limit(None if entry.compiled else MAX_SECONDS):
+                run()
             seconds = time.perf_counter() - start
             if seconds > MAX_SECONDS:
                 return f"over {MAX_SECONDS:g} s per call ({seconds:.2g} s once, not timed further)"
         except NotImplementedError:
             return "not available"
+        except _OverBudget:
+            return f"over {MAX_SECONDS:g} s per call (stopped)"
         measured = _rounds(run, rounds, min_time) + (label,)
         best = measured if best is None or measured[0] < best[0] else best
     return best
@@ -594,32 +612,34 @@ def _measure(entry, fn, args, expected, rounds, min_time):
 
 def _probe(entry, fn, problem, n):
     """Seconds for one warm call at n (not checked, not reported: a probe for _skip_reason)."""
-    x, v = np.linspace(-1.2, 1.2, n), np.linspace(-1.0, 1.0, n)
-    run = entry.bind(fn, (x,) if problem == "hessian" else (x, v))
+    run = entry.bind(fn, _inputs(problem, n))
     run()
     start = time.perf_counter()
     run()
     return time.perf_counter() - start
 
 
-def _hessian_problem_rows(problem, sizes, entries, rounds, min_time, results):
+def _hessian_problem_rows(problem, sizes, entries, rounds, min_time):
     """results[entry name][n] = (median, spread, setting) or a reason, for every entry."""
-    expected = {}
+    results, expected = {}, {}
     for entry in entries:
         cells = results.setdefault(entry.name, {})
         fn = entry.make(problem)
         history = []  # [(n, seconds per call)] measured so far, or "over" once n was over budget
         for n in sizes:
-            x, v = np.linspace(-1.2, 1.2, n), np.linspace(-1.0, 1.0, n)
-            args = (x,) if problem == "hessian" else (x, v)
+            args = _inputs(problem, n)
             if fn is None or isinstance(fn, str):
                 cells[n] = fn or "—"
                 continue
             if n not in expected:
                 expected[n] = np.asarray(HAND.make(problem)(*args), float)
+            if history == "over":
+                cells[n] = "skipped: a smaller n was over budget"
+                continue
             try:
+                # compiled code is not interrupted when over budget: predicted, not tried
                 cell = _skip_reason(entry, problem, n, history,
-                                    lambda m: _probe(entry, fn, problem, m))
+                                    lambda m: _probe(entry, fn, problem, m)) if entry.compiled else None
                 cell = cell or _measure(entry, fn, args, expected[n], rounds, min_time)
             except Exception as error:  # reported in its cell; the other rows still run
                 cell = f"error: {type(error).__name__}: {str(error)[:80]}"
@@ -644,16 +664,14 @@ def _in_loop_rows(sizes, entries, rounds):
                 if fn is None or isinstance(fn, str):
                     cells[problem, n] = fn or "—"
                     continue
-                x, v = np.linspace(-1.2, 1.2, n), np.linspace(-1.0, 1.0, n)  # repeat's v too
-                args = (x,) if problem == "hessian" else (x, v)
+                args = _inputs(problem, n)  # the repeat loop's v is linspace(-1, 1, n) too
                 error = _relative_error(fn(*args), np.asarray(HAND.make(problem)(*args), float))
                 if error > TOLERANCE:
                     cells[problem, n] = f"wrong: relative error {error:.1e} (not timed)"
                     continue
                 reps = max(20_000 // n, 10)
-                run = (lambda: repeat(fn, x.copy(), reps))
-                run()  # compiles the loop for this kernel
-                cells[problem, n] = _rounds(run, rounds, 0.02, calls=reps) + ("",)
+                median, spread = _rounds(lambda: repeat(fn, args[0].copy(), reps), rounds, 0.02)
+                cells[problem, n] = (median / reps, spread / reps, "")
     return results
 
 
@@ -680,7 +698,7 @@ def _hessian_table(title, results, columns, labels, brief=False):
 SUMMARY_ROWS = (HAND.name, "dualad, compiled, mode=auto", "dualad, compiled, mode=forward-over-reverse",
                 "dualad, Python path, mode=auto", "JAX (jit, float64), device arrays, block_until_ready",
                 "JAX (jit, float64), NumPy in / NumPy out", "torch.func (float64)",
-                "num-dual (Dual2Vec hessian)")
+                "num-dual (num_dual.hessian)")
 
 
 def _summary(title, problem, results, in_loop, sizes, in_loop_sizes):
@@ -722,7 +740,7 @@ def _jax_worker(hessian_sizes, hvp_sizes, rounds, min_time):
     entries = [e for e in hessian_entries() if e.module == "jax"]
     out = {}
     for problem, sizes in (("hessian", hessian_sizes), ("hvp", hvp_sizes)):
-        results = _hessian_problem_rows(problem, sizes, entries, rounds, min_time, {})
+        results = _hessian_problem_rows(problem, sizes, entries, rounds, min_time)
         out[problem] = {name: cells for name, cells in results.items() if name.startswith("JAX")}
     print(json.dumps(out))
 
@@ -747,7 +765,7 @@ def hessian_section(entries=None, hessian_sizes=HESSIAN_SIZES, hvp_sizes=HVP_SIZ
     entries = hessian_entries() if entries is None else [HAND] + [e for e in entries if e is not HAND]
     missing = [e.name for e in entries if not e.available()]
     entries = [e for e in entries if e.available()]
-    results = {problem: _hessian_problem_rows(problem, sizes, entries, rounds, min_time, {})
+    results = {problem: _hessian_problem_rows(problem, sizes, entries, rounds, min_time)
                for problem, sizes in (("hessian", hessian_sizes), ("hvp", hvp_sizes))}
     one_thread = None
     if jax_one_thread and any(e.module == "jax" for e in entries):
@@ -775,8 +793,9 @@ def hessian_section(entries=None, hessian_sizes=HESSIAN_SIZES, hvp_sizes=HVP_SIZ
         f"Median time per call ± half the interquartile range of {rounds} rounds (3 rounds of one "
         f"call where a call takes over 0.05 s), ratio to the hand-written numba result in the same "
         f"run. Every result is checked against the hand-written one (relative error ≤ "
-        f"{TOLERANCE:g}) before it is timed. Sizes predicted or measured over {MAX_SECONDS:g} s per "
-        f"call are skipped. Rosenbrock at x = linspace(-1.2, 1.2, n), v = linspace(-1, 1, n); "
+        f"{TOLERANCE:g}) before it is timed. Python code over {MAX_SECONDS:g} s per call is stopped, "
+        f"and sizes of compiled code predicted over it (from the row's measured growth) are "
+        f"skipped. Rosenbrock at x = linspace(-1.2, 1.2, n), v = linspace(-1, 1, n); "
         f"dualad compiled differentiates the scalar-loop @njit rosen, the others its NumPy form.",
         "JAX: jax_enable_x64, jit of jax.hessian and of jax.jvp(jax.grad(f)) (forward-over-reverse), "
         "warmed up; each cell is the faster of the default thread pool and a subprocess with "

@@ -5,6 +5,7 @@ timed, a mode that raises NotImplementedError is "not available", a wrong result
 and never timed, and sizes predicted over the budget are skipped."""
 
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -88,10 +89,23 @@ def test_a_size_predicted_over_budget_is_skipped_after_probing_the_slope():
     reason = peers._skip_reason(quadratic, "hvp", 10 ** 4, [(100, 1e-3), (1000, 1e-1)],
                                 lambda n: pytest.fail("the slope is known: no probe"))
     assert reason == "skipped: ~10 s per call predicted (O(n^2))"
-    assert peers._skip_reason(quadratic, "hvp", 10 ** 6, "over", probe).startswith("skipped")
 
 
 def test_relative_error_is_max_norm_and_catches_shape_mismatches():
     expected = np.array([[4.0, -2.0], [-2.0, 1.0]])
     assert peers._relative_error(expected * (1 + 1e-12), expected) < 1e-11
     assert peers._relative_error(expected[0], expected) == np.inf
+
+
+def test_python_code_over_budget_is_stopped_and_larger_sizes_skipped(monkeypatch):
+    monkeypatch.setattr(peers, "MAX_SECONDS", 0.05)
+
+    def slow(problem):
+        def call(*args):
+            while True:  # Python code: SIGALRM stops it
+                time.sleep(0.01)
+        return call
+
+    cells = peers._hessian_problem_rows("hessian", (2, 10), [peers.Entry("slow", slow, {"hessian": 2})],
+                                        rounds=1, min_time=0.0)["slow"]
+    assert cells == {2: "over 0.05 s per call (stopped)", 10: "skipped: a smaller n was over budget"}
