@@ -707,9 +707,10 @@ def _summary(title, problem, results, in_loop, sizes, in_loop_sizes):
     rows = {}
     for name in SUMMARY_ROWS:
         if name in results:
-            rows[name] = {**{n: results[name][n] for n in sizes},
-                          **{("loop", n): in_loop.get(name, {}).get((problem, n), "—")
-                             for n in in_loop_sizes}}
+            row = {**{n: results[name][n] for n in sizes},
+                   **{("loop", n): in_loop.get(name, {}).get((problem, n), "—") for n in in_loop_sizes}}
+            if any(cell != "—" for cell in row.values()):  # not a tool without this transform
+                rows[name] = row
     return _hessian_table(title, rows, list(sizes) + [("loop", n) for n in in_loop_sizes],
                           [f"n = {n}" for n in sizes]
                           + [f"n = {n}, in a compiled loop" for n in in_loop_sizes], brief=True)
