@@ -762,7 +762,7 @@ def _faster_of(default, one_thread):
 def hessian_section(entries=None, hessian_sizes=HESSIAN_SIZES, hvp_sizes=HVP_SIZES,
                     in_loop_sizes=IN_LOOP_SIZES, rounds=7, min_time=0.02, jax_one_thread=True):
     """The Hessian and hvp tables (Markdown) and their cells {table: {row: {case: cell}}}."""
-    started = time.perf_counter()
+    started, load = time.perf_counter(), os.getloadavg()[0]
     entries = hessian_entries() if entries is None else [HAND] + [e for e in entries if e is not HAND]
     missing = [e.name for e in entries if not e.available()]
     entries = [e for e in entries if e.available()]
@@ -806,7 +806,8 @@ def hessian_section(entries=None, hessian_sizes=HESSIAN_SIZES, hvp_sizes=HVP_SIZ
         "num-dual has no Hessian-vector product. \"not available\": the mode raises "
         "NotImplementedError (no such compiled kernel in this dualad).",
         f"Machine: {os.cpu_count()} cores, shared with other processes compiling numba code "
-        f"while this ran; the section took {time.perf_counter() - started:.0f} s."]
+        f"while this ran (load average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the "
+        f"end); the section took {time.perf_counter() - started:.0f} s."]
     if missing:
         notes.append("Not installed here (pip install -e \".[peers]\"): " + ", ".join(missing) + ".")
     text = "## Rosenbrock Hessian and Hessian-vector product\n\n" + "\n\n".join(notes + tables)
