@@ -805,9 +805,11 @@ def hessian_section(entries=None, hessian_sizes=HESSIAN_SIZES, hvp_sizes=HVP_SIZ
         + ". torch.func: float64, the faster of torch.set_num_threads settings (marked). "
         "num-dual has no Hessian-vector product. \"not available\": the mode raises "
         "NotImplementedError (no such compiled kernel in this dualad).",
-        f"Machine: {os.cpu_count()} cores, shared with other processes compiling numba code "
-        f"while this ran (load average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the "
-        f"end); the section took {time.perf_counter() - started:.0f} s."]
+        f"Machine: {os.cpu_count()} cores, load average {load:.1f} at the start and "
+        f"{os.getloadavg()[0]:.1f} at the end"
+        + (" (shared with other processes while this ran: times are inflated and noisy)"
+           if max(load, os.getloadavg()[0]) > os.cpu_count() / 2 else "")
+        + f"; the section took {time.perf_counter() - started:.0f} s."]
     if missing:
         notes.append("Not installed here (pip install -e \".[peers]\"): " + ", ".join(missing) + ".")
     text = "## Rosenbrock Hessian and Hessian-vector product\n\n" + "\n\n".join(notes + tables)
