@@ -720,7 +720,6 @@ def _jax_one_thread(hessian_sizes, hvp_sizes, rounds, min_time):
     """The JAX rows measured in a subprocess with XLA on one thread: {problem: {row: {n: cell}}},
     or None when that run fails (its error is printed)."""
     import json
-    import os
     import subprocess
     import sys
     command = [sys.executable, __file__, "--section", "hessian", "--jax-one-thread-worker",
@@ -741,8 +740,7 @@ def _jax_worker(hessian_sizes, hvp_sizes, rounds, min_time):
     entries = [e for e in hessian_entries() if e.module == "jax"]
     out = {}
     for problem, sizes in (("hessian", hessian_sizes), ("hvp", hvp_sizes)):
-        results = _hessian_problem_rows(problem, sizes, entries, rounds, min_time)
-        out[problem] = {name: cells for name, cells in results.items() if name.startswith("JAX")}
+        out[problem] = _hessian_problem_rows(problem, sizes, entries, rounds, min_time)
     print(json.dumps(out))
 
 
