@@ -13,8 +13,11 @@ def per_call(fn, *args, min_time=0.05, repeats=5):
     return per_call_spread(fn, *args, min_time=min_time, repeats=repeats)[0]
 
 
-def per_call_spread(fn, *args, min_time=0.05, repeats=5):
-    """(median, half the range) of seconds per call over `repeats` batches of >= min_time."""
+def per_call_spread(fn, *args, min_time=0.05, repeats=5, slow=None):
+    """(median, half the interquartile range) of seconds per call of fn(*args) over `repeats`
+    timed batches of >= min_time each; at most 3 batches of one call where one call takes over
+    `slow` seconds. (A round preempted by another process on a shared machine would make half
+    the full range meaningless.)"""
     fn(*args)  # warm up (and compile, where there is anything to compile)
     loops = 1
     while True:
@@ -22,6 +25,8 @@ def per_call_spread(fn, *args, min_time=0.05, repeats=5):
         for _ in range(loops):
             fn(*args)
         elapsed = time.perf_counter() - start
+        if slow is not None and loops == 1 and elapsed > slow:
+            repeats = min(repeats, 3)
         if elapsed >= min_time or loops >= 1 << 20:
             break
         loops *= 2
@@ -31,7 +36,8 @@ def per_call_spread(fn, *args, min_time=0.05, repeats=5):
         for _ in range(loops):
             fn(*args)
         samples.append((time.perf_counter() - start) / loops)
-    return float(np.median(samples)), (max(samples) - min(samples)) / 2
+    low, median, high = np.percentile(samples, [25, 50, 75])
+    return float(median), float(high - low) / 2
 
 
 def fmt_time(seconds):
@@ -50,6 +56,21 @@ def table(header, rows):
 def save(name, text):
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{name}.md").write_text(text + "\n")
+
+
+def save_part(name, part, text):
+    """Write text as one part of results/name.md, between markers, keeping the other parts
+    (so that a benchmark's sections can be re-run one at a time)."""
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / f"{name}.md"
+    begin, end = f"<!-- {part} -->", f"<!-- /{part} -->"
+    old = path.read_text() if path.exists() else ""
+    block = f"{begin}\n{text}\n{end}"
+    if begin in old and end in old:
+        new = old[:old.index(begin)] + block + old[old.index(end) + len(end):]
+    else:
+        new = (old.rstrip("\n") + "\n\n" if old.strip() else "") + block + "\n"
+    path.write_text(new)
 
 
 def pyplot():
