@@ -24,7 +24,7 @@ import weakref
 import numpy as np
 
 from .forward import jvp_forward
-from .modes import COMPILED_MAX_WIDTH, compiled_chunk, compiled_costs
+from .modes import compiled_costs
 from .recording import vjp_recording
 from .twin import is_dispatcher, python_twin
 
@@ -111,7 +111,7 @@ class _Variants:
 
     def __init__(self, f, argnums, python):
         self.f, self.argnums, self.python = compiled_function(f), argnums, python
-        self.kernels, self.on_tape, self.jacobian_tape = {}, {}, {}
+        self.kernels, self.jacobian_tape = {}, {}
 
     def __call__(self, module, name, *options):
         key = (module, name, options)
@@ -126,56 +126,51 @@ class _Variants:
 
 # ---- calls from Python: only the kernel these arguments need is compiled -------------------------
 # Inside njit code a kernel compiles every branch it can take: auto mode both modes, forward
-# mode one chunk for every N. Called from Python, a kernel instead runs the one kernel its
+# mode one width for every N. Called from Python, a kernel instead runs the one kernel its
 # arguments need, chosen by input size N (the flat size of the differentiated arguments) and
 # compiled on first use: auto mode's pick (dualad.jit.auto.pick, as inside numba), and the
-# forward width modes.compiled_chunk(N), so that N = 10 takes one pass of 10, not two of 8.
+# forward width jit.kernels.chunk_for(N). Picks take the kernel module (numba) as `jit`.
 
 def _forward(name):
-    def pick(made, n, args):
-        return made("kernels", name, compiled_chunk(n))
+    def pick(made, jit, n, args):
+        return made("kernels", name, jit.kernels.chunk_for(n))
     return pick
 
 
-def _hessian(made, n, args):
-    if n <= COMPILED_MAX_WIDTH:  # one symmetric block: the general blocks' type is not compiled
+def _hessian(made, jit, n, args):
+    if n <= jit.kernels.ONE_PASS:  # one symmetric block: the general blocks' type is not compiled
         return made("kernels", "hessian", max(n, 1), True)
-    return made("kernels", "hessian", None)
+    return made("kernels", "hessian", jit.kernels.DEFAULT_CHUNK)
 
 
-def _on_tape(made, reverse, forward, args):
-    """reverse where f records onto the compiled tape for these arguments, else forward."""
-    from .jit.auto import records_onto_tape
-
+def _on_tape(made, jit, reverse, forward, args):
+    """reverse where f records onto the compiled tape for these arguments' types, else
+    forward (asked when the pick for an N is made; the pick is then kept for that N)."""
     kernel = made(*reverse)
-    key = (reverse, tuple(kernel.typeof_pyval(a) for a in args))
-    if key not in made.on_tape:
-        made.on_tape[key] = records_onto_tape(kernel, key[1])
-    return kernel if made.on_tape[key] else made(*forward)
+    on_tape = jit.auto.records_onto_tape(kernel, [kernel.typeof_pyval(a) for a in args])
+    return kernel if on_tape else made(*forward)
 
 
 def _gradient(name):
-    def pick(made, n, args):
-        from .jit.auto import pick as picks_tape
-
-        forward = ("kernels", name, compiled_chunk(n))
-        if not picks_tape(True, n, 1, compiled_chunk(n), compiled_costs()):
+    def pick(made, jit, n, args):
+        width = jit.kernels.chunk_for(n)
+        forward = ("kernels", name, width)
+        if not jit.auto.pick(True, n, 1, width, compiled_costs()):
             return made(*forward)
-        return _on_tape(made, ("tape", name), forward, args)
+        return _on_tape(made, jit, ("tape", name), forward, args)
     return pick
 
 
-def _jacobian(made, n, args):
+def _jacobian(made, jit, n, args):
     """Forward mode on the first call for an N, whose result tells M; after that the pick for
     (N, M), kept per N (as the compiled auto Jacobian keeps it)."""
-    from .jit.auto import pick as picks_tape
-
-    forward = ("kernels", "jacfwd", compiled_chunk(n))
+    width = jit.kernels.chunk_for(n)
+    forward = ("kernels", "jacfwd", width)
     picked = made.jacobian_tape
     if n not in picked:
-        return _Learning(made(*forward), lambda jac: picked.setdefault(n, picks_tape(
-            False, n, np.size(jac) // max(n, 1), compiled_chunk(n), compiled_costs())))
-    return _on_tape(made, ("tape", "jacrev"), forward, args) if picked[n] else made(*forward)
+        return _Learning(made(*forward), lambda jac: picked.setdefault(n, jit.auto.pick(
+            False, n, np.size(jac) // max(n, 1), width, compiled_costs())))
+    return _on_tape(made, jit, ("tape", "jacrev"), forward, args) if picked[n] else made(*forward)
 
 
 class _Learning:
@@ -186,9 +181,7 @@ class _Learning:
         self.kernel, self.learn = kernel, learn
 
     def run(self, args):
-        from .jit.kernels import call_compiled
-
-        result = call_compiled(self.kernel, args)
+        result = self.kernel(*args)
         self.learn(result)
         return result
 
@@ -205,23 +198,31 @@ _PICKS = {("kernels", "value_and_grad"): _forward("value_and_grad"),
 
 def _python_call(kernel, f, argnums, made, pick):
     """What a kernel does when Python calls it: keyword arguments bound to f's parameters
-    (numba kernels take positions), then the kernel pick chooses for these arguments, or
-    the kernel itself where there is nothing to pick or N cannot be read off (the kernel
-    then gives its own error)."""
+    (numba kernels take positions), then the kernel that pick chooses for this input size N
+    (kept per N, so that a call costs a look-up), or the kernel itself where there is nothing
+    to pick or N cannot be read off (the kernel then gives its own error)."""
+    from . import jit
     from .jit.kernels import call_compiled
 
     signature = _signature(f)
     positions = argnums if isinstance(argnums, tuple) else (argnums,)
+    chosen_for = {}
 
     def call(*args, **kwargs):
         if kwargs:
             args = _positional(signature, args, kwargs)
-        if pick is not None:
-            n = _input_size(args, positions)
-            if n is not None:
-                chosen = pick(made, n, args)
-                return chosen.run(args) if isinstance(chosen, _Learning) else call_compiled(chosen, args)
-        return call_compiled(kernel, args)
+        if pick is None:
+            return call_compiled(kernel, args)
+        n = _input_size(args, positions)
+        chosen = chosen_for.get(n)
+        if chosen is None:
+            if n is None:
+                return call_compiled(kernel, args)
+            chosen = pick(made, jit, n, args)
+            if isinstance(chosen, _Learning):  # not kept: the pick changes once it has learnt
+                return chosen.run(args)
+            chosen_for[n] = chosen
+        return chosen(*args)  # a kernel of its own (never this one): numba's call
 
     return call
 
@@ -261,10 +262,10 @@ def _input_size(args, positions):
 
 
 def _leaf_size(arg):
-    if isinstance(arg, (float, int, np.floating, np.integer)) and not isinstance(arg, bool):
-        return 1
     if isinstance(arg, np.ndarray):
         return arg.size
+    if isinstance(arg, (float, int, np.floating, np.integer)) and not isinstance(arg, bool):
+        return 1
     if isinstance(arg, tuple):
         sizes = [_leaf_size(a) for a in arg]
         return None if None in sizes else sum(sizes)

@@ -68,18 +68,6 @@ def default_hessian_chunk(n_in):
     return max(1, min(n_in, math.isqrt(TANGENT_BUDGET // max(n_in, 1))))
 
 
-# A compiled forward kernel called from Python carries every input's partial in one pass up
-# to this many inputs, and passes of this width beyond (ForwardDiff's threshold); each width
-# is compiled when first used. Inside njit code a kernel's width is fixed when it compiles
-# (jit.kernels.DEFAULT_CHUNK), since numba compiles every branch a kernel could take.
-COMPILED_MAX_WIDTH = 12
-
-
-def compiled_chunk(n_in):
-    """Partials per pass of a compiled forward kernel called from Python."""
-    return max(1, min(n_in, COMPILED_MAX_WIDTH))
-
-
 def compiled_costs():
     """The compiled auto mode's constants, as dualad.jit.auto.pick takes them."""
     return (COMPILED_REVERSE_FROM, COMPILED_PASS, COMPILED_RECORD, COMPILED_SWEEP)
@@ -139,8 +127,10 @@ def choose_mode(f=None, *args, argnums=0, n_in=None, n_out=None, chunk=None, ops
     costs = {"forward": forward, "reverse": reverse}
     shape = f"N={n_in} input{'s' * (n_in != 1)}, M={n_out} output{'s' * (n_out != 1)}"
     if compiled:
-        return _compiled_decision(f, args, argnums, shape, n_in, n_out,
-                                  chunk or compiled_chunk(n_in), ops, floats)
+        from .jit.kernels import chunk_for
+
+        return _compiled_decision(f, args, argnums, shape, n_in, n_out, chunk or chunk_for(n_in),
+                                  ops, floats)
     mode = "reverse" if reverse < forward else "forward"
     sweeps = f"{n_out} sweep{'s' * (n_out != 1)}"
     chunks = f"{passes} forward pass{'es' * (passes != 1)} of {width} partials"
