@@ -213,7 +213,8 @@ def _python_call(kernel, f, argnums, made, pick):
             args = _positional(signature, args, kwargs)
         if pick is None:
             return call_compiled(kernel, args)
-        n = _input_size(args, positions)
+        first = args[positions[0]] if len(args) > positions[0] else None
+        n = first.size if len(positions) == 1 and type(first) is np.ndarray else _input_size(args, positions)
         chosen = chosen_for.get(n)
         if chosen is None:
             if n is None:

@@ -20,7 +20,6 @@ A kernel pickles as the call that made it (pickled_as, reference): the process t
 it makes it again there, from the user's function found by its module and name.
 """
 
-import functools
 import importlib
 import inspect
 import pickle
@@ -608,19 +607,6 @@ def jacfwd(f, python, chunk=None):
 
 
 # ---- calls from Python: a kernel may run another compiled kernel there ---------------------------------
-@functools.lru_cache(maxsize=None)
-def _called_from_python_class(dispatcher_class):
-    class CalledFromPython(dispatcher_class):
-        """A dispatcher whose calls from Python run its __dualad_call__; numba types and
-        compiles calls from njit code against its own function, as for any dispatcher."""
-
-        def __call__(self, *args, **kwargs):
-            return self.__dualad_call__(*args, **kwargs)
-
-    CalledFromPython.__name__ = CalledFromPython.__qualname__ = f"{dispatcher_class.__name__}CalledFromPython"
-    return CalledFromPython
-
-
 def call_compiled(kernel, args):
     """kernel's compiled code called from Python, past any choice called_from_python gave it."""
     return _dispatcher.Dispatcher.__call__(kernel, *args)
@@ -630,9 +616,14 @@ def called_from_python(kernel, call):
     """kernel as it is inside njit code, and call(*args, **kwargs) when Python calls it. What
     a kernel does inside njit code is compiled whole, every branch it may take at run time;
     from Python, call can pick, per call, the one compiled kernel the arguments need, and
-    only that one is compiled (dualad.dispatch's picks of a mode and a width)."""
-    kernel.__class__ = _called_from_python_class(type(kernel))
-    kernel.__dualad_call__ = call
+    only that one is compiled (dualad.dispatch's picks of a mode and a width). The kernel
+    becomes an instance of a subclass of its dispatcher class of its own, whose __call__ is
+    call itself (no frame in between: a call from Python costs what call costs)."""
+    base = type(kernel)
+    kernel.__class__ = type(f"{base.__name__}CalledFromPython", (base,), {
+        "__call__": staticmethod(call), "__module__": __name__,
+        "__doc__": "A dispatcher whose calls from Python run dualad's pick; numba types and "
+                   "compiles calls from njit code against its own function, as for any dispatcher."})
     return kernel
 
 
