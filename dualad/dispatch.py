@@ -28,7 +28,7 @@ from .modes import compiled_costs
 from .recording import vjp_recording
 from .twin import is_dispatcher, python_twin
 
-__all__ = ["runs_compiled", "compiled_function", "kernel", "jvp_kernel", "vjp_kernel",
+__all__ = ["runs_compiled", "compiled_function", "kernel", "sparse_kernels", "jvp_kernel", "vjp_kernel",
            "NO_COMPILED_MODE", "TRANSFORMS", "rebuilt"]
 
 # (transform, mode) -> (module of dualad.jit, factory, what the factory takes after python)
@@ -51,7 +51,16 @@ COMPILED = {
     ("second_derivative", "forward"): ("kernels", "second_derivative", None),
     ("jvp", "forward"): ("kernels", "jvp", None),
     ("vjp", "reverse"): ("tape", "vjp", None),
+    ("jacobian_sparsity", "forward"): ("sparse", "jacobian_pattern", None),
+    ("hessian_sparsity", "forward"): ("sparse", "hessian_pattern", None),
+    ("sparse_jacobian", "forward"): ("sparse", "jacfwd", "chunk"),
+    ("sparse_jacobian", "reverse"): ("sparse", "jacrev", None),
 }
+
+# The kernels of a numba function's sparsity (dualad.jit.sparse), by what sparsity/ asks for.
+_SPARSE = {"jacobian pattern": ("jacobian_sparsity", "forward"),
+           "hessian pattern": ("hessian_sparsity", "forward"),
+           "forward": ("sparse_jacobian", "forward"), "reverse": ("sparse_jacobian", "reverse")}
 
 NO_COMPILED_MODE = (
     "this mode has no compiled kernel: pass jit=False to run it on the Python path (a numba "
@@ -100,6 +109,21 @@ def kernel(transform, mode, f, argnums, python, chunk=None):
     argnums = _checked_argnums(argnums)
     made = compiled_path.kernels.at_argnum(factory, compiled_function(f), argnums, python, *options)
     return _picklable(made, transform, f, (("argnums", argnums), ("mode", requested), ("chunk", chunk)))
+
+
+def sparse_kernels(f, argnums, chunk, python):
+    """kernel(which): the compiled sparsity kernel `which` ("jacobian pattern", "hessian
+    pattern", "forward", "reverse") of f at argnums, made on first need; python(which) is
+    its Python path equivalent (sparsity/compiled.py says what each computes)."""
+    made = {}
+
+    def kernel_of(which):
+        if which not in made:
+            transform, mode = _SPARSE[which]
+            made[which] = kernel(transform, mode, f, argnums, python(which),
+                                 chunk if which == "forward" else None)
+        return made[which]
+    return kernel_of
 
 
 @functools.lru_cache(maxsize=None)

@@ -22,6 +22,7 @@ Run: python examples/brusselator.py [N] [--quick]  (--quick: N = 8, a short inte
 import argparse
 import time
 
+import numba
 import numpy as np
 from scipy.integrate import solve_ivp
 
@@ -54,6 +55,32 @@ def brusselator(n):
     y0[:, :, 0] = 22.0 * (y * (1.0 - y)) ** 1.5
     y0[:, :, 1] = 27.0 * (x * (1.0 - x)) ** 1.5
     return rhs, y0.reshape(-1)
+
+
+@numba.njit
+def rhs_compiled(state, n, alpha, forcing):
+    """The same right-hand side as a loop that numba compiles (forcing: the (n, n) source
+    term, 5 in the disc once it is on): what dualad's compiled sparse Jacobian takes."""
+    out = np.zeros(state.size)
+    for i in range(n):
+        for j in range(n):
+            k = 2 * (i * n + j)
+            up, down = 2 * (((i - 1) % n) * n + j), 2 * (((i + 1) % n) * n + j)
+            left, right = 2 * (i * n + (j - 1) % n), 2 * (i * n + (j + 1) % n)
+            u, v = state[k], state[k + 1]
+            lap_u = state[up] + state[down] + state[left] + state[right] - 4.0 * u
+            lap_v = state[up + 1] + state[down + 1] + state[left + 1] + state[right + 1] - 4.0 * v
+            out[k] = alpha * lap_u + B + u * u * v - (A + 1.0) * u + forcing[i, j]
+            out[k + 1] = alpha * lap_v + A * u - u * u * v
+    return out
+
+
+def compiled_arguments(n, forced=True):
+    """(alpha, forcing) for rhs_compiled on an n × n grid (the forcing on, or off)."""
+    grid = np.linspace(0.0, 1.0, n)
+    x, y = np.meshgrid(grid, grid, indexing="ij")
+    disc = ((x - 0.3) ** 2 + (y - 0.6) ** 2) <= 0.1 ** 2
+    return 10.0 / (grid[1] - grid[0]) ** 2, 5.0 * disc if forced else np.zeros((n, n))
 
 
 def run(n=32, t_end=11.5, methods=("dualad, sparse", "finite differences, jac_sparsity",
