@@ -70,10 +70,11 @@ class CompiledSparseJacobian(_Sparse):
         return pattern_from(self.kernel("jacobian pattern")(*args))
 
     def prepared(self, f, args, argnums):
-        """(kernel, plan arrays, Plan) for these arguments: checked and cached per shapes."""
-        plan = self.plan(f, args, argnums)
+        """(kernel, plan arrays, Plan) for these arguments: checked and made once per shapes."""
         key = shape_key(args)
-        if key not in self.arrays:
+        found = self.arrays.get(key)
+        if found is None:
+            plan = self.plan(f, args, argnums)
             n_in = Inputs(f, args, argnums).n
             if n_in != plan.shape[1]:
                 raise _shape_error("Jacobian", f, plan.shape, None, n_in)
@@ -84,15 +85,15 @@ class CompiledSparseJacobian(_Sparse):
             mode = plan.mode(self.mode)
             colors = plan.colors("columns" if mode == "forward" else "rows").astype(np.int64)
             arrays = (plan.pattern.indptr, plan.pattern.indices, colors, np.ones(len(colors)))
-            self.arrays[key] = (mode, arrays)
-        mode, arrays = self.arrays[key]
-        return self.kernel(mode), arrays, plan
+            found = self.arrays[key] = (self.kernel(mode), arrays, plan)
+        return found
 
     def __call__(self, f, args, argnums):
         kernel, arrays, plan = self.prepared(f, args, argnums)
         values = kernel(*args, arrays)
-        result = scipy.sparse.csr_array((values, plan.pattern.indices.copy(), plan.pattern.indptr.copy()),
-                                        shape=plan.shape)
+        # the index arrays copied: scipy changes them in place (eliminate_zeros, ...)
+        result = scipy.sparse.csr_array((values, arrays[1].copy(), arrays[0].copy()),
+                                        shape=plan.shape, copy=False)
         if self.check:
             m, n = plan.shape
             v = _RANDOM.standard_normal(n)
