@@ -113,17 +113,20 @@ def kernel(transform, mode, f, argnums, python, chunk=None):
 
 def sparse_kernels(f, argnums, chunk, python):
     """kernel(which): the compiled sparsity kernel `which` ("jacobian pattern", "hessian
-    pattern", "forward", "reverse") of f at argnums, made on first need; python(which) is
-    its Python path equivalent (sparsity/compiled.py says what each computes)."""
-    made = {}
-
+    pattern", "forward", "reverse") of f at argnums, made on first need, one per f, argnums
+    and chunk in the process (every sparse transform of f shares them: a plan is an argument);
+    python(which) is its Python path equivalent (sparsity/compiled.py says what each computes)."""
     def kernel_of(which):
-        if which not in made:
+        key = (f, argnums if not isinstance(argnums, list) else tuple(argnums),
+               chunk if which == "forward" else None, which)
+        if key not in _SPARSE_MADE:
             transform, mode = _SPARSE[which]
-            made[which] = kernel(transform, mode, f, argnums, python(which),
-                                 chunk if which == "forward" else None)
-        return made[which]
+            _SPARSE_MADE[key] = kernel(transform, mode, f, argnums, python(which), key[2])
+        return _SPARSE_MADE[key]
     return kernel_of
+
+
+_SPARSE_MADE = {}
 
 
 @functools.lru_cache(maxsize=None)
