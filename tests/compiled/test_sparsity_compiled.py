@@ -21,7 +21,8 @@ Y = Y0 + np.random.default_rng(17).random(Y0.size)
 @numba.njit
 def mixed(x):
     """A stencil with a product (x·y at y = 0 depends on both), floor and sign (None
-    partials: no dependence), a branch on x and a dense last row."""
+    partials: no dependence), a branch on x, np.max (every candidate counts, as on the
+    Python path) and a dense last row."""
     n = x.size
     out = np.zeros(n + 1)
     for i in range(n):
@@ -30,6 +31,7 @@ def mixed(x):
         out[0] += np.exp(x[2])
     else:
         out[0] += x[3]
+    out[1] += np.max(x[4:])
     out[n] = np.sum(np.sin(x))
     return out
 
@@ -57,6 +59,7 @@ def test_jacobian_patterns_equal_the_python_paths(x):
     assert (compiled != python).nnz == 0
     assert compiled[0, 1] and compiled[1, 0] and compiled[1, 2]  # x·y at zeros
     assert not compiled[1, 1]  # floor and sign
+    assert compiled[1, 4] and compiled[1, 5] and compiled[1, 6]  # np.max's candidates
     assert compiled[0, 2] == (x[0] > 0.0) and compiled[0, 3] == (x[0] <= 0.0)
     assert compiled[7].nnz == 7
 
@@ -114,6 +117,16 @@ def test_bad_patterns_are_the_python_paths_errors():
         jac(AT_ZERO)
     with pytest.raises(NotImplementedError, match="has_aux"):
         dualad.jacobian(mixed, sparsity=True, has_aux=True)
+
+
+@numba.njit
+def cumulative(x):
+    return np.cumsum(x)
+
+
+def test_an_operation_the_tracer_cannot_follow_is_named():
+    with pytest.raises(numba.core.errors.TypingError, match=r"cumsum\(DualArray\(Tracer\)\)"):
+        dualad.jacobian_sparsity(cumulative)(AT_ZERO)
 
 
 def test_the_kernel_runs_inside_njit_code():
