@@ -94,6 +94,17 @@ def _sparse_kernels(f, argnums, chunk=None):
                                    lambda which: python_kernel(twin, argnums, which))
 
 
+def _sparse_jacobian(f, jit, argnums, has_aux, mode, chunk, sparsity, check):
+    """The transform's sparse Jacobian function (sparsity=), compiled or on the Python path;
+    None without sparsity=."""
+    path = _sparse_path(f, jit, sparsity, check)
+    if path == "compiled":
+        return _compiled_sparse_jacobian(f, argnums, has_aux, mode, chunk, sparsity, check)
+    if path == "python":
+        return _python_jacobian(f, argnums, has_aux, mode, chunk, sparsity, check)
+    return None
+
+
 def _compiled_sparse_jacobian(f, argnums, has_aux, mode, chunk, sparsity, check):
     """A numba function's sparse Jacobian: pattern and passes compiled, the csr_array made
     here. .sparsity_plan(*args) as on the Python path; .kernel(*args) gives (kernel, plan):
@@ -373,11 +384,9 @@ def jacfwd(f, argnums=0, has_aux=False, *, chunk=None, jit=None, sparsity=None, 
     compiled kernel (scalar or 1-D input).
     """
     _check_chunk(chunk)
-    path = _sparse_path(f, jit, sparsity, check)
-    if path == "compiled":
-        return _compiled_sparse_jacobian(f, argnums, has_aux, "forward", chunk, sparsity, check)
-    if path == "python":
-        return _python_jacobian(f, argnums, has_aux, "forward", chunk, sparsity, check)
+    sparse = _sparse_jacobian(f, jit, argnums, has_aux, "forward", chunk, sparsity, check)
+    if sparse is not None:
+        return sparse
     return _kernel_or(_python_jacobian(f, argnums, has_aux, "forward", chunk), "jacfwd", "forward",
                       f, jit, argnums, chunk, has_aux)
 
@@ -387,11 +396,9 @@ def jacrev(f, argnums=0, has_aux=False, *, jit=None, sparsity=None, check=False)
     shape f(x).shape + x.shape (trees as jacfwd). sparsity=: a csr_array by one sweep per
     row colour (as jacfwd's). Given a numba dispatcher (or jit=True) it returns a compiled
     kernel: f records onto the compiled tape (scalar and 1-D outputs)."""
-    path = _sparse_path(f, jit, sparsity, check)
-    if path == "compiled":
-        return _compiled_sparse_jacobian(f, argnums, has_aux, "reverse", None, sparsity, check)
-    if path == "python":
-        return _python_jacobian(f, argnums, has_aux, "reverse", None, sparsity, check)
+    sparse = _sparse_jacobian(f, jit, argnums, has_aux, "reverse", None, sparsity, check)
+    if sparse is not None:
+        return sparse
     return _kernel_or(_python_jacobian(f, argnums, has_aux, "reverse", None), "jacrev", "reverse",
                       f, jit, argnums, None, has_aux)
 
@@ -410,11 +417,9 @@ def jacobian(f, argnums=0, has_aux=False, *, mode="auto", chunk=None, jit=None, 
     """
     _check_mode(mode, ("forward", "reverse"))
     _check_chunk(chunk)
-    path = _sparse_path(f, jit, sparsity, check)
-    if path == "compiled":
-        return _compiled_sparse_jacobian(f, argnums, has_aux, mode, chunk, sparsity, check)
-    if path == "python":
-        return _python_jacobian(f, argnums, has_aux, mode, chunk, sparsity, check)
+    sparse = _sparse_jacobian(f, jit, argnums, has_aux, mode, chunk, sparsity, check)
+    if sparse is not None:
+        return sparse
     return _kernel_or(_python_jacobian(f, argnums, has_aux, mode, chunk), "jacobian", mode, f, jit,
                       argnums, chunk, has_aux)
 
@@ -489,10 +494,10 @@ def hessian(f, argnums=0, has_aux=False, *, chunk=None, jit=None, mode="auto", s
             # the pattern is detected inside numba; the values are the Python path's passes
             # on f's twin until a compiled forward-over-reverse exists
             _no_compiled_aux(has_aux)
-            kernel = _sparse_kernels(f, argnums)
+            compiled_pattern = _compiled_pattern(f, argnums, "hessian pattern")
 
             def detector(g, args, argnums):
-                return pattern_from(kernel("hessian pattern")(*args))
+                return compiled_pattern(*args)
         sparse = SparseHessian(sparsity, chunk, check, detector)
 
     def run(g, args):
