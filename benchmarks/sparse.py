@@ -154,7 +154,7 @@ def brusselator_compiled_rows(sizes, min_time):
         np.testing.assert_allclose(reverse(*args).toarray(), forward(*args).toarray(), rtol=1e-12, atol=1e-9)
         reps = max(1, 20000 // y.size)
         t_f = in_numba(rhs, args, min_time, 10 * reps)
-        t_kernel = in_numba(kernel, args + (plan,), min_time, reps)
+        t_kernel = in_numba(kernel, args + plan, min_time, reps)
         t_hand = in_numba(brusselator_jacobian_hand, (y, n, alpha, plan[0], plan[1]), min_time, 10 * reps)
         t_detect = timed(detect, *args, min_time=min_time)
         t_forward = timed(forward, *args, min_time=min_time)

@@ -108,10 +108,11 @@ def _sparse_jacobian(f, jit, argnums, has_aux, mode, chunk, sparsity, check):
 def _compiled_sparse_jacobian(f, argnums, has_aux, mode, chunk, sparsity, check):
     """A numba function's sparse Jacobian: pattern and passes compiled, the csr_array made
     here. .sparsity_plan(*args) as on the Python path; .kernel(*args) gives (kernel, plan):
-    kernel(*args, plan) returns the nonzeros in CSR order and is callable from @njit code."""
+    kernel(*args, *plan) returns the nonzeros in plan's CSR order (plan: indptr, indices,
+    colours, seeds) and is callable from @njit code."""
     _no_compiled_aux(has_aux)
     compiled = dispatch.compiled_function(f)
-    sparse = CompiledSparseJacobian(sparsity, mode, check, _sparse_kernels(f, argnums, chunk),
+    sparse = CompiledSparseJacobian(sparsity, mode, chunk, check, _sparse_kernels(f, argnums, chunk),
                                     lambda args: np.size(compiled(*args)))
 
     @functools.wraps(compiled.py_func)

@@ -10,15 +10,17 @@ and buffer pool (tape._taped), then one pass over the recording reads the patter
                inputs below parent p (H = Σ_v ȳ_v Σ ∂²φ_v/∂p∂q ∇p ∇qᵀ, so nothing else can
                be nonzero)
 
-Compressed kernels take the plan as their last argument, after f's own arguments:
+Compressed kernels take the plan as their last four arguments, after f's own arguments
+(four arrays rather than one tuple: numba types a tuple of arrays in Python, 40-120 µs a
+call from Python, an array in C):
 
-    plan = (indptr, indices, colors, seeds)   int64, int64, int64, float64 arrays
+    plan = indptr, indices, colors, seeds   int64, int64, int64, float64 arrays
     jacobian_pattern(f)(x, *args)       -> (indptr, indices, n_in)   boolean CSR of J
     hessian_pattern(f)(x, *args)        -> (indptr, indices, n_in)   symmetric CSR of H
-    jacfwd(f)(x, *args, plan)           -> J's nonzeros in plan's CSR order: one Dual pass
+    jacfwd(f)(x, *args, *plan)          -> J's nonzeros in plan's CSR order: one Dual pass
                                            per chunk of column colours; input j is seeded
                                            with seeds[j] in slot colors[j]
-    jacrev(f)(x, *args, plan)           -> the same by one recording on the tape and one
+    jacrev(f)(x, *args, *plan)          -> the same by one recording on the tape and one
                                            sweep per row colour (colors, seeds per row)
 
 Seeds are ones for a colouring; a one-colour plan with a direction v as seeds and one
@@ -261,13 +263,13 @@ def _plan_fits(m, plan, n):
 
 
 def jacfwd(f, python, chunk=None):
-    """Kernel (x, *args, plan) -> J's nonzeros in plan's CSR order, by one Dual pass of
-    `chunk` partials per chunk of column colours."""
+    """Kernel (x, *args, indptr, indices, colors, seeds) -> J's nonzeros in the plan's CSR
+    order, by one Dual pass of `chunk` partials per chunk of column colours."""
     width = _chunk_or_default(chunk)
     call = seeded_caller(f)
 
     def kernel(x, *rest):
-        plan, args = rest[-1], rest[:-1]
+        plan, args = rest[-4:], rest[:-4]
         indptr, indices, colors, seeds = plan
         flat = flat_input(x)
         n = np.size(flat)
@@ -321,12 +323,12 @@ def _row_sweeps(nodes, size, out, n_in, adjoint, x, plan):
 
 
 def jacrev(f, python):
-    """Kernel (x, *args, plan) -> J's nonzeros in plan's CSR order, by one recording on the
-    compiled tape and one sweep per row colour."""
-    swept = _taped(f, _row_sweeps, lambda x, plan, *args: python(x, *args, plan),
+    """Kernel (x, *args, indptr, indices, colors, seeds) -> J's nonzeros in the plan's CSR
+    order, by one recording on the compiled tape and one sweep per row colour."""
+    swept = _taped(f, _row_sweeps, lambda x, plan, *args: python(x, *args, *plan),
                    takes_cotangent=True, checked=check_plan)
 
     def kernel(x, *rest):
-        return swept(x, rest[-1], *rest[:-1])
+        return swept(x, rest[-4:], *rest[:-4])
 
     return compile_kernel(kernel, f, python)

@@ -4,7 +4,7 @@ The kernels are dualad.jit.sparse's (transforms.py makes them through dispatch.p
 passes them in; this layer never imports the compiled path):
 
     kernel("pattern")(*args)             -> (indptr, indices, n_in)  detection on tracers
-    kernel("forward" | "reverse")(*args, plan) -> the nonzeros in the plan's CSR order
+    kernel("forward" | "reverse")(*args, *plan) -> the nonzeros in the plan's CSR order
 
 A Plan (compressed.py: pattern, colourings) is made once per input structure and shapes,
 with the kernels' plan arrays: (indptr, indices, colours, seeds), seeds ones. The wrapper
@@ -44,7 +44,7 @@ def python_kernel(twin, argnums, which):
         return pattern
 
     def values(*rest):
-        args, (indptr, indices, _, _) = rest[:-1], rest[-1]
+        args, (indptr, indices, _, _) = rest[:-4], rest[-4:]
         n_in = Inputs(twin, args, argnums).n
         given = scipy.sparse.csr_array((np.ones(len(indices), dtype=bool), indices, indptr),
                                        shape=(len(indptr) - 1, n_in))
@@ -61,9 +61,10 @@ class CompiledSparseJacobian(_Sparse):
     what = "Jacobian"
     symmetric = False
 
-    def __init__(self, sparsity, mode, check, kernel, output_size):
+    def __init__(self, sparsity, mode, chunk, check, kernel, output_size):
         super().__init__(sparsity, check)
-        self.mode, self.kernel, self.output_size = mode, kernel, output_size
+        self.mode = "forward" if mode == "auto" and chunk is not None else mode  # as SparseJacobian
+        self.kernel, self.output_size = kernel, output_size
         self.arrays = {}
 
     def detect(self, f, args, argnums):
@@ -90,7 +91,7 @@ class CompiledSparseJacobian(_Sparse):
 
     def __call__(self, f, args, argnums):
         kernel, arrays, plan = self.prepared(f, args, argnums)
-        values = kernel(*args, arrays)
+        values = kernel(*args, *arrays)
         # the index arrays copied: scipy changes them in place (eliminate_zeros, ...)
         result = scipy.sparse.csr_array((values, arrays[1].copy(), arrays[0].copy()),
                                         shape=plan.shape, copy=False)
@@ -99,5 +100,5 @@ class CompiledSparseJacobian(_Sparse):
             v = _RANDOM.standard_normal(n)
             direction = (np.arange(m + 1, dtype=np.int64), np.zeros(m, dtype=np.int64),
                          np.zeros(n, dtype=np.int64), v)
-            self._verify(f, result, self.kernel("forward")(*args, direction), v, plan)
+            self._verify(f, result, self.kernel("forward")(*args, *direction), v, plan)
         return result

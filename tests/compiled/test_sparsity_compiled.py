@@ -135,17 +135,16 @@ def test_the_kernel_runs_inside_njit_code():
     indptr, indices = plan[0], plan[1]
 
     @numba.njit
-    def newton_matrix(y, gamma, n, alpha, forcing, plan):
+    def newton_matrix(y, gamma, n, alpha, forcing, indptr, indices, colors, seeds):
         """I − γJ's nonzeros, J's computed inside numba (BDF's iteration matrix)."""
-        values = -gamma * kernel(y, n, alpha, forcing, plan)
-        indptr, indices = plan[0], plan[1]
+        values = -gamma * kernel(y, n, alpha, forcing, indptr, indices, colors, seeds)
         for i in range(indptr.size - 1):
             for p in range(indptr[i], indptr[i + 1]):
                 if indices[p] == i:
                     values[p] += 1.0
         return values
 
-    values = newton_matrix(Y, 0.1, N, ALPHA, FORCING, plan)
+    values = newton_matrix(Y, 0.1, N, ALPHA, FORCING, *plan)
     expected = np.eye(Y.size) - 0.1 * dualad.jacobian(RHS, argnums=1)(2.0, Y)
     got = scipy.sparse.csr_array((values, indices, indptr), shape=(Y.size, Y.size)).toarray()
     np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-10)
