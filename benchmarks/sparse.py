@@ -11,8 +11,9 @@ first call; the compressed evaluation per call; f itself; dense dualad; scipy's 
 differences given the pattern (approx_derivative with sparsity=, the groups precomputed as
 solve_ivp does); hand-written derivatives where they are short. Times are medians of 5
 batches ± half their range. The compiled path (a numba right-hand side, compiled detection
-and kernels) is its own table, as multiples of one compiled right-hand side. JAX + sparsejac
-are compared only where installed.
+and kernels) is its own table and file (results/sparse_compiled.md; --compiled-only runs it
+alone), as multiples of one compiled right-hand side. JAX + sparsejac are compared only
+where installed.
 """
 
 import argparse
@@ -278,21 +279,29 @@ def plot(series):
 def main(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--compiled-only", action="store_true",
+                        help="only the compiled table (results/sparse_compiled.md)")
     args = parser.parse_args(argv)
     sizes = [8, 16] if args.quick else [16, 32, 64]
     min_time = 0.01 if args.quick else 0.1
+    compiled = ("## Sparse Jacobians, compiled path: the 2-D Brusselator\n\n"
+                "examples/brusselator.py's rhs_compiled (a numba loop). Medians of 5 batches ± "
+                "half their range. f, the sparse kernel and the hand-written Jacobian are timed "
+                "inside a numba loop; detection and the transforms from Python (the csr_array "
+                "built there). Ratios: to one compiled right-hand side (× f), and the kernel's "
+                "to a hand-written numba Jacobian that writes the same nonzeros.\n\n"
+                + brusselator_compiled_rows(sizes, min_time))
+    print(compiled)
+    save("sparse_compiled", compiled)
+    if args.compiled_only:
+        return
     brusselator_table, series = brusselator_rows(sizes, min_time, 64)
-    compiled_table = brusselator_compiled_rows(sizes, min_time)
-    text = ("## Sparse Jacobians and Hessians\n\n"
+    text = ("## Sparse Jacobians and Hessians (Python path)\n\n"
             "Medians of 5 batches ± half their range; detection, colouring and dense Jacobians "
             "are single calls (median of 3). Colours: dualad's greedy colourings (column "
             "colouring for forward mode / row colouring for reverse mode; star colouring for "
             "Hessians) against scipy's group_columns.\n\n"
             "### 2-D Brusselator Jacobian\n\n" + brusselator_table
-            + "\n\n### 2-D Brusselator Jacobian, compiled (examples/brusselator.py's rhs_compiled)\n\n"
-            "f, the sparse kernel and the hand-written Jacobian are timed inside a numba loop; "
-            "detection and the transforms from Python (the csr_array built there).\n\n"
-            + compiled_table
             + "\n\n### Sparse Hessians\n\n" + hessian_rows(args.quick, min_time)
             + "\n\n" + peers_note())
     print(text)
