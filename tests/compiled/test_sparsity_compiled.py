@@ -158,3 +158,22 @@ def test_compiled_sparse_hessians_detect_inside_numba():
                                rtol=1e-13, atol=1e-10)
     assert hess.sparsity_plan(x).n_colors("star") == 3
     assert (dualad.hessian_sparsity(rosen_vec)(x) != hess.sparsity_plan(x).pattern).nnz == 0
+
+
+@numba.njit
+def scaled_ring(t, x, c):
+    out = np.zeros(x.size)
+    for i in range(x.size):
+        out[i] = t * x[i] * x[i - 1] + c
+    return out
+
+
+def test_argnums_moves_the_differentiated_argument_and_the_plan_stays_last():
+    x = np.array([1.0, 2.0, 0.0, 3.0])
+    pattern = dualad.jacobian_sparsity(scaled_ring, argnums=1)(2.0, x, 1.0)
+    assert (pattern != dualad.jacobian_sparsity(scaled_ring, argnums=1, jit=False)(2.0, x, 1.0)).nnz == 0
+    jac = dualad.jacfwd(scaled_ring, argnums=1, sparsity=pattern, check=True)
+    np.testing.assert_allclose(jac(2.0, x, 1.0).toarray(),
+                               dualad.jacobian(scaled_ring, argnums=1, jit=False)(2.0, x, 1.0))
+    kernel, plan = jac.kernel(2.0, x, 1.0)
+    np.testing.assert_allclose(kernel(2.0, x, 1.0, *plan), jac(2.0, x, 1.0).data)
