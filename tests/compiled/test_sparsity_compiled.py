@@ -177,3 +177,10 @@ def test_argnums_moves_the_differentiated_argument_and_the_plan_stays_last():
                                dualad.jacobian(scaled_ring, argnums=1, jit=False)(2.0, x, 1.0))
     kernel, plan = jac.kernel(2.0, x, 1.0)
     np.testing.assert_allclose(kernel(2.0, x, 1.0, *plan), jac(2.0, x, 1.0).data)
+
+
+def test_the_brusselator_example_integrates_with_the_compiled_jacobian():
+    results = BRUSSELATOR.run(n=N, t_end=2.0, methods=("dualad, sparse", "dualad, compiled sparse"))
+    (python, nfev, njev, _), (compiled, nfev_c, njev_c, _) = results.values()
+    np.testing.assert_allclose(compiled, python, rtol=1e-9)  # the same Jacobians, so the same steps
+    assert (nfev_c, njev_c) == (nfev, njev) and njev > 0
