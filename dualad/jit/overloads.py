@@ -417,12 +417,13 @@ def _constant_scalar(rule):
                 lambda a, b: make(float(value(a.value, b)), a),
                 lambda a, b: make(float(value(a, b.value)), b))
 
+    def no_node(kind, make):  # tracers and actives: a constant, whatever the operands
+        return (kind, lambda a, b: make(float(value(a.value, b.value))),
+                lambda a, b: make(float(value(a.value, b))), lambda a, b: make(float(value(a, b.value))))
+
     return binary_chooser(rule.name, [
         case(DualType, dual_of), case(HyperDualType, hyper_of),
-        (TracerType, lambda a, b: tracer.constant(float(value(a.value, b.value))),
-         lambda a, b: tracer.constant(float(value(a.value, b))), lambda a, b: tracer.constant(float(value(a, b.value)))),
-        (ActiveType, lambda a, b: constant(float(value(a.value, b.value))),
-         lambda a, b: constant(float(value(a.value, b))), lambda a, b: constant(float(value(a, b.value))))])
+        no_node(TracerType, tracer.constant), no_node(ActiveType, constant)])
 
 
 def entry_points(rule):

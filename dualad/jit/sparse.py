@@ -77,9 +77,7 @@ def _trace_seed(x, header):
 
 
 @register_jitable
-def _grown(buffer, count):
-    if count < buffer.size:
-        return buffer
+def _doubled(buffer):
     bigger = np.empty(2 * buffer.size, buffer.dtype)
     bigger[:buffer.size] = buffer
     return bigger
@@ -137,7 +135,7 @@ def jacobian_rows(nodes, size, outputs, n_in):
         count = _inputs_below(nodes, outputs[k], n_in, seen, k, stack, found)
         start = indptr[k]
         while indices.size < start + count:
-            indices = _grown(indices, indices.size)
+            indices = _doubled(indices)
         _sorted_into(indices, start, found, count)
         indptr[k + 1] = start + count
     return indptr, indices[:indptr[m]].copy()
@@ -163,14 +161,14 @@ def hessian_rows(nodes, size, top, n_in):
         n_a = _inputs_below(nodes, nodes[at], n_in, seen, mark, stack, first)
         n_b = _inputs_below(nodes, nodes[at + 1], n_in, seen, mark + 1, stack, second)
         mark += 2
-        for self_pair, left, n_left, right, n_right in (
+        for interacts, left, n_left, right, n_right in (
                 (flag % 2.0 == SELF, first, n_a, first, n_a),
                 (flag % (2 * CROSS) >= CROSS, first, n_a, second, n_b),
                 (flag >= OTHER, second, n_b, second, n_b)):
-            if not self_pair:
+            if not interacts:
                 continue
             while keys.size < count + 2 * n_left * n_right:
-                keys = _grown(keys, keys.size)
+                keys = _doubled(keys)
             for i in range(n_left):
                 for j in range(n_right):
                     keys[count] = left[i] * n_in + right[j]

@@ -61,15 +61,21 @@ def joined(y, a, b, flags):
     return make_tracer(y, push(a.header, a.index, flags, b.index, 0.0), a.header)
 
 
+def _interacts(rule, key):
+    """Whether a second partial may be nonzero: not None, or not given (as the Python path's
+    tracer, which counts a missing one)."""
+    return rule.second.get(key, "unknown") is not None
+
+
 def use_of(rule, k):
     """How y = rule(..., x_k, ...) records when operand k is the only tracer: no dependence
     where its first partial is None, else linear or nonlinear by its second partial."""
     if rule.first[k] is None:
         return unrelated
-    return nonlinear if rule.second.get((k, k)) is not None else linear
+    return nonlinear if _interacts(rule, (k, k)) else linear
 
 
 def flags_of(rule):
     """The interaction flags of a binary rule's node: its second partials that are not None."""
     return sum(flag for flag, key in ((SELF, (0, 0)), (CROSS, (0, 1)), (OTHER, (1, 1)))
-               if rule.second.get(key) is not None)
+               if _interacts(rule, key))
