@@ -3,7 +3,7 @@
 The kernels are dualad.jit.sparse's (transforms.py makes them through dispatch.py and
 passes them in; this layer never imports the compiled path):
 
-    kernel("pattern")(*args)             -> (indptr, indices, n_in)  detection on tracers
+    kernel("jacobian pattern")(*args)   -> (indptr, indices, n_in)  detection on tracers
     kernel("forward" | "reverse")(*args, *plan) -> the nonzeros in the plan's CSR order
 
 A Plan (compressed.py: pattern, colourings) is made once per input structure and shapes,
@@ -85,7 +85,8 @@ class CompiledSparseJacobian(_Sparse):
                     raise _shape_error("Jacobian", f, plan.shape, n_out, n_in)
             mode = plan.mode(self.mode)
             colors = plan.colors("columns" if mode == "forward" else "rows").astype(np.int64)
-            arrays = (plan.pattern.indptr, plan.pattern.indices, colors, np.ones(len(colors)))
+            arrays = (np.asarray(plan.pattern.indptr, np.int64), np.asarray(plan.pattern.indices, np.int64),
+                      colors, np.ones(len(colors)))  # int64 always: one compiled signature
             found = self.arrays[key] = (self.kernel(mode), arrays, plan)
         return found
 
