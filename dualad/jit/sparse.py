@@ -42,8 +42,8 @@ from .runtime import address_of, float_pointer
 from .tape import _taped, output_nodes, propagate
 from .tuples import flat_input
 from .tracer import CROSS, OTHER, SELF
-from .types import (ActiveType, DualArrayType, DualType, compiled_only, make_dual,
-                    make_dual_array, make_tracer)
+from .types import (TRACER, ActiveType, DualArrayType, DualType, compiled_only, make_dual,
+                    make_dual_array, make_tracer, store_element)
 
 __all__ = ["jacobian_pattern", "hessian_pattern", "jacfwd", "jacrev"]
 
@@ -64,13 +64,13 @@ def _trace_seed(x, header):
     if isinstance(x, (types.Float, types.Integer)):
         return lambda x, header: make_tracer(float(x), 0, header)
     if isinstance(x, types.Array) and x.ndim == 1 and x.dtype == types.float64:
+        width = DualArrayType(TRACER).width
+
         def array(x, header):
-            n = x.size
-            columns = np.zeros((n, 3))  # an active's columns in a DualArray: index + 1, scale, header
-            for i in range(n):
-                columns[i, 0] = i + 1
-                columns[i, 2] = header
-            return make_dual_array(x.copy(), columns, make_tracer(0.0, -1, 0))
+            out = make_dual_array(x.copy(), np.empty((x.size, width)), make_tracer(0.0, -1, 0))
+            for i in range(x.size):
+                store_element(out, i, make_tracer(x[i], i, header))
+            return out
         return array
     raise TypingError(f"compiled sparsity detection takes a float, a 1-D float64 array or a tuple "
                       f"of them, not {x}; the Python path (jit=False) takes any shape")
@@ -300,6 +300,8 @@ def jacfwd(f, python, chunk=None):
         indptr, indices, colors, seeds = plan
         flat = flat_input(x)
         n = np.size(flat)
+        if colors.size != n or seeds.size != n:
+            raise ValueError(_PLAN_COLUMNS)
         n_colors = colors.max() + 1 if n > 0 else 0
         values = np.zeros(indices.size)
         m = indptr.size - 1
