@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import pickle
 import weakref
 
 import numpy as np
@@ -165,8 +166,16 @@ def _picklable(made, transform, f, options):
         _MADE[(transform, f, options)] = made
     except TypeError:  # an unhashable f (a callable object) cannot be named in another process either
         pass
-    return _kernels().pickled_as(
-        made, rebuilt, lambda: (transform, *_kernels().named(f), options))
+    return _kernels().pickled_as(made, rebuilt, lambda: _pickled_call(transform, f, options))
+
+
+def _pickled_call(transform, f, options):
+    if transform in {name for name, _ in _SPARSE.values()}:
+        raise pickle.PicklingError(
+            "a compiled sparsity kernel does not pickle yet (another process could not rebuild "
+            "its plan): pickle the function itself, and call dualad.jacobian(f, sparsity=...) or "
+            "dualad.jacobian_sparsity(f) in the other process")
+    return (transform, *_kernels().named(f), options)
 
 
 def _kernels():

@@ -3,6 +3,8 @@ path's, compressed compiled Jacobians equal dense ones, bad patterns fail as on 
 path, and the kernels run inside @njit code. Few kernels, shared: every transform of one
 function reuses its kernels (dispatch.sparse_kernels)."""
 
+import pickle
+
 import numba
 import numpy as np
 import pytest
@@ -144,6 +146,8 @@ def test_the_kernel_runs_inside_njit_code():
                     values[p] += 1.0
         return values
 
+    with pytest.raises(pickle.PicklingError, match="sparsity kernel does not pickle"):
+        pickle.dumps(kernel)
     values = newton_matrix(Y, 0.1, N, ALPHA, FORCING, *plan)
     expected = np.eye(Y.size) - 0.1 * dualad.jacobian(RHS, argnums=1)(2.0, Y)
     got = scipy.sparse.csr_array((values, indices, indptr), shape=(Y.size, Y.size)).toarray()
