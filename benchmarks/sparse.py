@@ -1,4 +1,4 @@
-"""Sparse Jacobians and Hessians on the Python path: detection, colouring, compressed passes.
+"""Sparse Jacobians and Hessians: detection, colouring, compressed passes (Python and compiled).
 
 Problems: the 2-D Brusselator's Jacobian (examples/brusselator.py; N × N periodic grid, 2N²
 states, 12N² nonzeros) and two sparse Hessians at n = 10⁴: the vectorised Rosenbrock function
@@ -10,8 +10,10 @@ approx_derivative use); the detection (one run on tracers) and colouring times, 
 first call; the compressed evaluation per call; f itself; dense dualad; scipy's finite
 differences given the pattern (approx_derivative with sparsity=, the groups precomputed as
 solve_ivp does); hand-written derivatives where they are short. Times are medians of 5
-batches ± half their range. The compiled path's sparse kernels do not exist yet, and JAX +
-sparsejac are compared only where installed.
+batches ± half their range. The compiled path (a numba right-hand side, compiled detection
+and kernels) is its own table and file (results/sparse_compiled.md; --compiled-only runs it
+alone), as multiples of one compiled right-hand side. JAX + sparsejac are compared only
+where installed.
 """
 
 import argparse
@@ -97,6 +99,79 @@ def brusselator_rows(sizes, min_time, dense_up_to):
               "detection", "colouring", "f", "dualad sparse (forward)", "dualad sparse (reverse)",
               "dualad dense (forward)", "scipy FD with sparsity"]
     return table(header, rows), series
+
+
+# ---- Brusselator Jacobian, compiled ------------------------------------------------------------
+@numba.njit
+def _repeat(fn, args, reps):
+    """fn(*args) reps times inside numba: per-call times without Python's call overhead."""
+    total = 0.0
+    for _ in range(reps):
+        total += fn(*args)[0]
+    return total
+
+
+def in_numba(fn, args, min_time, reps):
+    median, spread = timed(lambda: _repeat(fn, args, reps), min_time=min_time)
+    return median / reps, spread / reps
+
+
+@numba.njit
+def brusselator_jacobian_hand(state, n, alpha, indptr, indices):
+    """The Brusselator's Jacobian written by hand, its nonzeros in the pattern's CSR order."""
+    a, values = 3.4, np.empty(indices.size)
+    for row in range(indptr.size - 1):
+        k = row - row % 2  # the grid point's u
+        u, v = state[k], state[k + 1]
+        for p in range(indptr[row], indptr[row + 1]):
+            col = indices[p]
+            if row % 2 == 0:  # u' = α∇²u + 1 + u²v − (a + 1)u + f
+                values[p] = (-4.0 * alpha + 2.0 * u * v - (a + 1.0) if col == k else
+                             u * u if col == k + 1 else alpha)
+            else:  # v' = α∇²v + a u − u²v
+                values[p] = (a - 2.0 * u * v if col == k else
+                             -4.0 * alpha - u * u if col == k + 1 else alpha)
+    return values
+
+
+def brusselator_compiled_rows(sizes, min_time):
+    """The compiled path on examples/brusselator.py's rhs_compiled: detection, the compressed
+    kernel inside numba, the csr_array from Python, as multiples of one compiled rhs."""
+    example = _example("brusselator")
+    rhs = example.rhs_compiled
+    rows, rng = [], np.random.default_rng(0)
+    for n in sizes:
+        _, y0 = example.brusselator(n)
+        alpha, forcing = example.compiled_arguments(n)
+        y = y0 + 0.1 * rng.random(y0.size)
+        args = (y, n, alpha, forcing)
+        detect = dualad.jacobian_sparsity(rhs)
+        pattern = detect(*args)
+        forward = dualad.jacobian(rhs, sparsity=True, mode="forward")
+        reverse = dualad.jacobian(rhs, sparsity=True, mode="reverse")
+        kernel, plan = forward.kernel(*args)
+        hand = brusselator_jacobian_hand(y, n, alpha, plan[0], plan[1])
+        np.testing.assert_allclose(forward(*args).data, hand, rtol=1e-13, atol=1e-9)
+        np.testing.assert_allclose(reverse(*args).toarray(), forward(*args).toarray(), rtol=1e-12, atol=1e-9)
+        reps = max(1, 20000 // y.size)
+        t_f = in_numba(rhs, args, min_time, 10 * reps)
+        t_kernel = in_numba(kernel, args + plan, min_time, reps)
+        t_hand = in_numba(brusselator_jacobian_hand, (y, n, alpha, plan[0], plan[1]), min_time, 10 * reps)
+        t_detect = timed(detect, *args, min_time=min_time)
+        t_forward = timed(forward, *args, min_time=min_time)
+        t_reverse = timed(reverse, *args, min_time=min_time)
+        sparse_plan = forward.sparsity_plan(*args)
+
+        def ratio(t):
+            return f"{show(t)} ({t[0] / t_f[0]:.1f}× f)"
+        rows.append([n, y.size, pattern.nnz,
+                     f"{sparse_plan.n_colors('columns')} / {sparse_plan.n_colors('rows')}",
+                     show(t_f), ratio(t_detect), ratio(t_kernel), ratio(t_forward), ratio(t_reverse),
+                     f"{show(t_hand)} ({t_kernel[0] / t_hand[0]:.1f}×)"])
+    header = ["N", "states", "nonzeros", "colours: columns / rows", "f (compiled rhs)",
+              "detection", "sparse kernel, forward (in numba)", "jacobian(sparsity=True) → csr_array",
+              "same, mode='reverse'", "hand-written Jacobian (kernel's ratio)"]
+    return table(header, rows)
 
 
 # ---- sparse Hessians --------------------------------------------------------------------------
@@ -204,9 +279,22 @@ def plot(series):
 def main(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--compiled-only", action="store_true",
+                        help="only the compiled table (results/sparse_compiled.md)")
     args = parser.parse_args(argv)
     sizes = [8, 16] if args.quick else [16, 32, 64]
     min_time = 0.01 if args.quick else 0.1
+    compiled = ("## Sparse Jacobians, compiled path: the 2-D Brusselator\n\n"
+                "examples/brusselator.py's rhs_compiled (a numba loop). Medians of 5 batches ± "
+                "half their range. f, the sparse kernel and the hand-written Jacobian are timed "
+                "inside a numba loop; detection and the transforms from Python (the csr_array "
+                "built there). Ratios: to one compiled right-hand side (× f), and the kernel's "
+                "to a hand-written numba Jacobian that writes the same nonzeros.\n\n"
+                + brusselator_compiled_rows(sizes, min_time))
+    print(compiled)
+    save("sparse_compiled", compiled)
+    if args.compiled_only:
+        return
     brusselator_table, series = brusselator_rows(sizes, min_time, 64)
     text = ("## Sparse Jacobians and Hessians (Python path)\n\n"
             "Medians of 5 batches ± half their range; detection, colouring and dense Jacobians "

@@ -14,10 +14,10 @@ from .number import EscapedPerturbation, primal
 from .modes import ModeDecision, choose_mode
 from .primitives import _ON_REGISTER, primitive
 from .reverse import checkpoint, checkpointed_loop
-from .sparsity import hessian_sparsity, jacobian_sparsity
 from .tree import static, tree_map
-from .transforms import (default_chunk, default_hessian_chunk, derivative, grad, hessian, hvp,
-                         jacfwd, jacobian, jacrev, jvp, second_derivative, value_and_grad, vjp)
+from .transforms import (default_chunk, default_hessian_chunk, derivative, grad, hessian,
+                         hessian_sparsity, hvp, jacfwd, jacobian, jacobian_sparsity, jacrev, jvp,
+                         second_derivative, value_and_grad, vjp)
 from .batching import vmap
 from . import dispatch as _dispatch
 

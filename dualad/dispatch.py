@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import pickle
 import weakref
 
 import numpy as np
@@ -28,7 +29,7 @@ from .modes import compiled_costs
 from .recording import vjp_recording
 from .twin import is_dispatcher, python_twin
 
-__all__ = ["runs_compiled", "compiled_function", "kernel", "jvp_kernel", "vjp_kernel",
+__all__ = ["runs_compiled", "compiled_function", "kernel", "sparse_kernels", "jvp_kernel", "vjp_kernel",
            "NO_COMPILED_MODE", "TRANSFORMS", "rebuilt"]
 
 # (transform, mode) -> (module of dualad.jit, factory, what the factory takes after python)
@@ -51,7 +52,16 @@ COMPILED = {
     ("second_derivative", "forward"): ("kernels", "second_derivative", None),
     ("jvp", "forward"): ("kernels", "jvp", None),
     ("vjp", "reverse"): ("tape", "vjp", None),
+    ("jacobian_sparsity", "forward"): ("sparse", "jacobian_pattern", None),
+    ("hessian_sparsity", "forward"): ("sparse", "hessian_pattern", None),
+    ("sparse_jacobian", "forward"): ("sparse", "jacfwd", "chunk"),
+    ("sparse_jacobian", "reverse"): ("sparse", "jacrev", None),
 }
+
+# The kernels of a numba function's sparsity (dualad.jit.sparse), by what sparsity/ asks for.
+_SPARSE = {"jacobian pattern": ("jacobian_sparsity", "forward"),
+           "hessian pattern": ("hessian_sparsity", "forward"),
+           "forward": ("sparse_jacobian", "forward"), "reverse": ("sparse_jacobian", "reverse")}
 
 NO_COMPILED_MODE = (
     "this mode has no compiled kernel: pass jit=False to run it on the Python path (a numba "
@@ -273,6 +283,24 @@ def _leaf_size(arg):
     return None
 
 
+def sparse_kernels(f, argnums, chunk, python):
+    """kernel(which): the compiled sparsity kernel `which` ("jacobian pattern", "hessian
+    pattern", "forward", "reverse") of f at argnums, made on first need, one per f, argnums
+    and chunk in the process (every sparse transform of f shares them: a plan is an argument);
+    python(which) is its Python path equivalent (sparsity/compiled.py says what each computes)."""
+    def kernel_of(which):
+        key = (f, argnums if not isinstance(argnums, list) else tuple(argnums),
+               chunk if which == "forward" else None, which)
+        if key not in _SPARSE_MADE:
+            transform, mode = _SPARSE[which]
+            _SPARSE_MADE[key] = kernel(transform, mode, f, argnums, python(which), key[2])
+        return _SPARSE_MADE[key]
+    return kernel_of
+
+
+_SPARSE_MADE = {}
+
+
 @functools.lru_cache(maxsize=None)
 def jvp_kernel(f):
     """One compiled jvp kernel per numba function: (x, v, *args) -> (f(x), J·v)."""
@@ -309,8 +337,16 @@ def _picklable(made, transform, f, options):
         _MADE[(transform, f, options)] = made
     except TypeError:  # an unhashable f (a callable object) cannot be named in another process either
         pass
-    return _kernels().pickled_as(
-        made, rebuilt, lambda: (transform, *_kernels().named(f), options))
+    return _kernels().pickled_as(made, rebuilt, lambda: _pickled_call(transform, f, options))
+
+
+def _pickled_call(transform, f, options):
+    if transform in {name for name, _ in _SPARSE.values()}:
+        raise pickle.PicklingError(
+            "a compiled sparsity kernel does not pickle yet (another process could not rebuild "
+            "its plan): pickle the function itself, and call dualad.jacobian(f, sparsity=...) or "
+            "dualad.jacobian_sparsity(f) in the other process")
+    return (transform, *_kernels().named(f), options)
 
 
 def _kernels():

@@ -34,6 +34,8 @@ from .forward import (check_scalar, derivative_forward, hessian_forward, hvp_for
 from .modes import default_chunk, default_hessian_chunk
 from .number import new_tag
 from .recording import jacobian_reverse, vjp_recording
+from .sparsity import detect
+from .sparsity.compiled import CompiledSparseJacobian, pattern_from, python_kernel
 from .sparsity.compressed import SparseHessian, SparseJacobian, check_sparsity_arguments
 from .tree import flatten, is_node
 from .allocation import OnDemand
@@ -41,7 +43,7 @@ from .twin import is_dispatcher, python_twin
 
 __all__ = ["jvp", "derivative", "second_derivative", "grad", "value_and_grad", "jacfwd",
            "jacobian", "hessian", "hvp", "default_chunk", "default_hessian_chunk", "vjp",
-           "jacrev"]
+           "jacrev", "jacobian_sparsity", "hessian_sparsity"]
 
 
 def _check_chunk(chunk):
@@ -77,15 +79,78 @@ def _kernel_or(python, transform, mode, f, jit, argnums, chunk=None, has_aux=Fal
     return python
 
 
-def _sparse_on_python_path(f, jit, sparsity, check):
-    """Whether a transform computes sparse results (sparsity=); they run on the Python path."""
+def _sparse_path(f, jit, sparsity, check):
+    """Where a transform computes sparse results (sparsity=): None (it does not), "python"
+    or "compiled" (a numba function: detection and passes inside numba)."""
     if not check_sparsity_arguments(sparsity, check):
-        return False
-    if dispatch.runs_compiled(f, jit):
-        raise NotImplementedError(
-            "sparsity= has no compiled kernel yet: pass jit=False to compute the sparse "
-            "result on the Python path (a numba function runs as its pure-Python twin)")
-    return True
+        return None
+    return "compiled" if dispatch.runs_compiled(f, jit) else "python"
+
+
+def _sparse_kernels(f, argnums, chunk=None):
+    """kernel(which): f's compiled sparsity kernels (dispatch.sparse_kernels)."""
+    twin = python_twin(f)
+    return dispatch.sparse_kernels(dispatch.compiled_function(f), argnums, chunk,
+                                   lambda which: python_kernel(twin, argnums, which))
+
+
+def _sparse_jacobian(f, jit, argnums, has_aux, mode, chunk, sparsity, check):
+    """The transform's sparse Jacobian function (sparsity=), compiled or on the Python path;
+    None without sparsity=."""
+    path = _sparse_path(f, jit, sparsity, check)
+    if path == "compiled":
+        return _compiled_sparse_jacobian(f, argnums, has_aux, mode, chunk, sparsity, check)
+    if path == "python":
+        return _python_jacobian(f, argnums, has_aux, mode, chunk, sparsity, check)
+    return None
+
+
+def _compiled_sparse_jacobian(f, argnums, has_aux, mode, chunk, sparsity, check):
+    """A numba function's sparse Jacobian: pattern and passes compiled, the csr_array made
+    here. .sparsity_plan(*args) as on the Python path; .kernel(*args) gives (kernel, plan):
+    kernel(*args, *plan) returns the nonzeros in plan's CSR order (plan: indptr, indices,
+    colours, seeds) and is callable from @njit code."""
+    _no_compiled_aux(has_aux)
+    compiled = dispatch.compiled_function(f)
+    sparse = CompiledSparseJacobian(sparsity, mode, chunk, check, _sparse_kernels(f, argnums, chunk),
+                                    lambda args: np.size(compiled(*args)))
+
+    @functools.wraps(compiled.py_func)
+    def jacobian_fn(*args):
+        return sparse(compiled, args, argnums)
+
+    jacobian_fn.sparsity_plan = lambda *args: sparse.plan(compiled, args, argnums)
+    jacobian_fn.kernel = lambda *args: sparse.prepared(compiled, args, argnums)[:2]
+    return jacobian_fn
+
+
+def jacobian_sparsity(f, argnums=0, *, jit=None):
+    if not dispatch.runs_compiled(f, jit):
+        return detect.jacobian_sparsity(f, argnums)
+    return _compiled_pattern(f, argnums, "jacobian pattern")
+
+
+def hessian_sparsity(f, argnums=0, *, jit=None):
+    if not dispatch.runs_compiled(f, jit):
+        return detect.hessian_sparsity(f, argnums)
+    return _compiled_pattern(f, argnums, "hessian pattern")
+
+
+jacobian_sparsity.__doc__ = detect.jacobian_sparsity.__doc__ + (
+    " A numba function (or jit=True) is traced inside numba (dualad.jit.sparse).")
+hessian_sparsity.__doc__ = detect.hessian_sparsity.__doc__ + (
+    " A numba function (or jit=True) is traced inside numba (dualad.jit.sparse).")
+
+
+def _compiled_pattern(f, argnums, which):
+    kernel = _sparse_kernels(f, argnums)(which)
+
+    @functools.wraps(dispatch.compiled_function(f).py_func)
+    def pattern_fn(*args):
+        return pattern_from(kernel(*args))
+
+    pattern_fn.kernel = kernel
+    return pattern_fn
 
 
 def _with_plan(fn, f, sparse, argnums, has_aux):
@@ -320,8 +385,9 @@ def jacfwd(f, argnums=0, has_aux=False, *, chunk=None, jit=None, sparsity=None, 
     compiled kernel (scalar or 1-D input).
     """
     _check_chunk(chunk)
-    if _sparse_on_python_path(f, jit, sparsity, check):
-        return _python_jacobian(f, argnums, has_aux, "forward", chunk, sparsity, check)
+    sparse = _sparse_jacobian(f, jit, argnums, has_aux, "forward", chunk, sparsity, check)
+    if sparse is not None:
+        return sparse
     return _kernel_or(_python_jacobian(f, argnums, has_aux, "forward", chunk), "jacfwd", "forward",
                       f, jit, argnums, chunk, has_aux)
 
@@ -331,8 +397,9 @@ def jacrev(f, argnums=0, has_aux=False, *, jit=None, sparsity=None, check=False)
     shape f(x).shape + x.shape (trees as jacfwd). sparsity=: a csr_array by one sweep per
     row colour (as jacfwd's). Given a numba dispatcher (or jit=True) it returns a compiled
     kernel: f records onto the compiled tape (scalar and 1-D outputs)."""
-    if _sparse_on_python_path(f, jit, sparsity, check):
-        return _python_jacobian(f, argnums, has_aux, "reverse", None, sparsity, check)
+    sparse = _sparse_jacobian(f, jit, argnums, has_aux, "reverse", None, sparsity, check)
+    if sparse is not None:
+        return sparse
     return _kernel_or(_python_jacobian(f, argnums, has_aux, "reverse", None), "jacrev", "reverse",
                       f, jit, argnums, None, has_aux)
 
@@ -351,8 +418,9 @@ def jacobian(f, argnums=0, has_aux=False, *, mode="auto", chunk=None, jit=None, 
     """
     _check_mode(mode, ("forward", "reverse"))
     _check_chunk(chunk)
-    if _sparse_on_python_path(f, jit, sparsity, check):
-        return _python_jacobian(f, argnums, has_aux, mode, chunk, sparsity, check)
+    sparse = _sparse_jacobian(f, jit, argnums, has_aux, mode, chunk, sparsity, check)
+    if sparse is not None:
+        return sparse
     return _kernel_or(_python_jacobian(f, argnums, has_aux, mode, chunk), "jacobian", mode, f, jit,
                       argnums, chunk, has_aux)
 
@@ -416,12 +484,22 @@ def hessian(f, argnums=0, has_aux=False, *, chunk=None, jit=None, mode="auto", s
     twin = OnDemand(python_twin(f))
     decisions = {}
     sparse = None
-    if _sparse_on_python_path(f, jit, sparsity, check):
+    path = _sparse_path(f, jit, sparsity, check)
+    if path:
         if mode == "forward":
             raise ValueError("a sparse Hessian is computed forward-over-reverse (one pass per "
                              "chunk of star colours): use mode='auto' or 'forward-over-reverse' "
                              "with sparsity=")
-        sparse = SparseHessian(sparsity, chunk, check)
+        detector = detect.hessian_pattern
+        if path == "compiled":
+            # the pattern is detected inside numba; the values are the Python path's passes
+            # on f's twin until a compiled forward-over-reverse exists
+            _no_compiled_aux(has_aux)
+            compiled_pattern = _compiled_pattern(f, argnums, "hessian pattern")
+
+            def detector(g, args, argnums):
+                return compiled_pattern(*args)
+        sparse = SparseHessian(sparsity, chunk, check, detector)
 
     def run(g, args):
         if sparse is not None:

@@ -19,11 +19,12 @@ from numba.core.extending import overload, register_jitable
 
 from ..primitives import subscribe
 from ..rules import RULES
+from . import tracer
 from .overloads import (ARRAYS, DUALS, RULE_JIT, SCALARS, element_or_whole, entry_points,
                         first_of, new_array, one_element_type, second_of)
 from .protocol import as_dual_array, scalar_pair, sequence_of
-from .types import (NUMBER, DualArrayType, compiled_only, make_dual_array, store_element,
-                    zero_element)
+from .types import (NUMBER, DualArrayType, TracerType, compiled_only, element_of, make_dual_array,
+                    store_element, zero_element)
 
 
 def cannot(message):
@@ -107,8 +108,21 @@ overload(np.prod)(_reduction(1.0, operator.mul))
 
 def _array_extreme(better):
     """np.max/np.min of an array of duals, as the Python path (dualad/functions/reductions.py):
-    the chosen value exactly, the derivative the mean of the tied entries' derivatives."""
+    the chosen value exactly, the derivative the mean of the tied entries' derivatives.
+    Sparsity tracers depend on every entry (the Python path's tracer counts all candidates)."""
     def choose(a):
+        if isinstance(a, ARRAYS) and isinstance(element_of(a), TracerType):
+            def candidates(a):
+                values = a.values
+                if len(values) == 0:
+                    raise ValueError("zero-size array to reduction operation which has no identity")
+                best, total = values[0], zero_element(a)
+                for i in range(len(values)):
+                    if better(values[i], best):
+                        best = values[i]
+                    total = total + a[i]  # no second partial: the union, no interaction
+                return tracer.linear(best, total)
+            return candidates
         if isinstance(a, ARRAYS):
             def impl(a):
                 values = a.values

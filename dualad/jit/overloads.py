@@ -2,8 +2,9 @@
 
 For every rule, each of its entry points (the NumPy ufunc, its math-module spellings, the
 Python operator and in-place operator) gets two overloads:
-  * every compiled scalar kind (Dual, HyperDual and the tape's Active), in any mix with
-    plain numbers: the rule's value and partials, compiled;
+  * every compiled scalar kind (Dual, HyperDual, the tape's Active and the sparsity
+    Tracer), in any mix with plain numbers: the rule's value and partials, compiled (for a
+    Tracer, which partials and second partials are None: tracer.py);
   * arrays of duals (mixed with 1-D float arrays, duals and numbers): a loop that calls the
     same entry point on each element.
 The scalar protocol and the array surface (comparisons by value, float(), math.log and
@@ -25,8 +26,9 @@ from numba.core.extending import overload, register_jitable
 from .. import rules
 from ..primitives import subscribe
 from ..rules import RULES
+from . import tracer
 from .active import constant, one_operand, two_operands
-from .types import (ARRAYS, NUMBER, ActiveType, DualArrayType, DualType, HyperDualType,
+from .types import (ARRAYS, NUMBER, ActiveType, DualArrayType, DualType, HyperDualType, TracerType,
                     element_of, make_dual, make_dual_array, make_hyper, make_hyper_sym,
                     store_element)
 from .intrinsics import tuple_axpy, tuple_outer_axpy, tuple_scale, tuple_zero
@@ -166,11 +168,18 @@ def _unary_scalar(rule):
         y = float(value(x.value))
         return one_operand(y, x, d(x.value, y))
 
+    use = tracer.use_of(rule, 0)
+
+    def traced(x):
+        return use(float(value(x.value)), x)
+
     def choose(x):
         if isinstance(x, DualType):
             return dual
         if isinstance(x, HyperDualType):
             return hyper
+        if isinstance(x, TracerType):  # before ActiveType, its base
+            return traced
         if isinstance(x, ActiveType):
             return active
         return None
@@ -241,7 +250,26 @@ def _binary_scalar(rule):
 
     return binary_chooser(rule.name, [(DualType, both, left, right),
                                        (HyperDualType, hyper_both, hyper_left, hyper_right),
+                                       _tracer_case(rule),
                                        (ActiveType, active_both, active_left, active_right)])
+
+
+def _tracer_case(rule):
+    """The binary rule on tracers (before ActiveType, its base): a node with the rule's
+    interaction flags when both operands depend, else a single operand's use."""
+    value = value_fn(rule)
+    use_a, use_b, flags = tracer.use_of(rule, 0), tracer.use_of(rule, 1), tracer.flags_of(rule)
+    if rule.first[0] is None:
+        def both(a, b):
+            return use_b(float(value(a.value, b.value)), b)
+    elif rule.first[1] is None:
+        def both(a, b):
+            return use_a(float(value(a.value, b.value)), a)
+    else:
+        def both(a, b):
+            return tracer.joined(float(value(a.value, b.value)), a, b, flags)
+    return (TracerType, both, lambda a, b: use_a(float(value(a.value, b)), a),
+            lambda a, b: use_b(float(value(a, b.value)), b))
 
 
 def binary_chooser(name, cases):
@@ -378,6 +406,8 @@ def _constant_scalar(rule):
                 return lambda x: dual_of(float(value(x.value)), x)
             if isinstance(x, HyperDualType):
                 return lambda x: hyper_of(float(value(x.value)), x)
+            if isinstance(x, TracerType):
+                return lambda x: tracer.constant(float(value(x.value)))
             if isinstance(x, ActiveType):
                 return lambda x: constant(float(value(x.value)))
             return None
@@ -387,10 +417,13 @@ def _constant_scalar(rule):
                 lambda a, b: make(float(value(a.value, b)), a),
                 lambda a, b: make(float(value(a, b.value)), b))
 
+    def no_node(kind, make):  # tracers and actives: a constant, whatever the operands
+        return (kind, lambda a, b: make(float(value(a.value, b.value))),
+                lambda a, b: make(float(value(a.value, b))), lambda a, b: make(float(value(a, b.value))))
+
     return binary_chooser(rule.name, [
         case(DualType, dual_of), case(HyperDualType, hyper_of),
-        (ActiveType, lambda a, b: constant(float(value(a.value, b.value))),
-         lambda a, b: constant(float(value(a.value, b))), lambda a, b: constant(float(value(a, b.value))))])
+        no_node(TracerType, tracer.constant), no_node(ActiveType, constant)])
 
 
 def entry_points(rule):

@@ -223,15 +223,20 @@ def _pooled_adjoint(pool, length):
     return numba.carray(float_pointer(pool[_ADJOINT + 1]), pool[_ADJOINT_LENGTH])
 
 
-def _taped(f, finish, python_equivalent, takes_cotangent=False):
+def _taped(f, finish, python_equivalent, takes_cotangent=False, seeded=None, checked=None):
     """A kernel (x, *args), or (x, cotangent, *args), that records f(x, *args) on the tape,
-    then returns finish(nodes, size, f's output, n_in, adjoint scratch, x, cotangent or None)."""
+    then returns finish(nodes, size, f's output, n_in, adjoint scratch, x, cotangent or None).
+    seeded(flat, header): x's scalars on the recording (default: actives, `seed`); checked(out,
+    cotangent): raises before any sweep (default: the cotangent's size, _check_cotangent).
+    sparse.py records sparsity tracers so, and passes its plan as the cotangent."""
     call = seeded_caller(f)
+    seeded = seed if seeded is None else seeded
+    checked = _check_cotangent if checked is None else checked
 
     @numba.njit
     def run(x, flat, header, args):
         """f on x's actives, recording onto the tape that header (its address) describes."""
-        return call(x, seed(flat, header), args)
+        return call(x, seeded(flat, header), args)
 
     def record(x, cotangent, args):
         flat = flat_input(x)
@@ -278,13 +283,13 @@ def _taped(f, finish, python_equivalent, takes_cotangent=False):
         adjoint = _pooled_adjoint(pool, length) if pooled else np.empty(length)
         failed = False
         try:
-            _check_cotangent(out, cotangent)
+            checked(out, cotangent)
         except Exception:  # noqa: B902 - numba binds nothing
             failed = True
         if failed:  # give the pool back, then raise the same error outside the try
             if pooled:
                 unlock(pool_at)
-            _check_cotangent(out, cotangent)
+            checked(out, cotangent)
         result = finish(nodes, header[0], out, n_in, adjoint, x, cotangent)
         if pooled:
             unlock(pool_at)

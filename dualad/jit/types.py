@@ -12,6 +12,8 @@
     HyperSeedArrayType(e)  a differentiated input of a compiled Hessian, seeded like SeedArray
     ActiveType           struct {value, index, scale, header}: a scalar on the compiled tape
     ActiveArrayType      struct {values, first, stride, header}: a differentiated input on it
+    TracerType           an Active on a sparsity recording (jit/tracer.py): same struct, its
+                         scale unused; arrays of tracers are DualArrays of Tracer elements
 
 A scalar dual lives in registers: its partials are a fixed-length tuple, and the tuple
 arithmetic below is emitted element by element at the LLVM level, so no operation on a dual
@@ -35,7 +37,7 @@ __all__ = ["DualType", "DualArrayType", "make_dual", "make_dual_array", "SeedArr
            "HyperSeedArrayType", "make_hyper_seed_array", "ARRAYS", "compiled_only", "READ_ONLY_INPUT",
            "tuple_fields", "element_of", "element_width", "load_element", "store_element",
            "zero_element", "ACTIVE", "ActiveType", "make_active", "ACTIVE_ARRAY",
-           "ActiveArrayType", "make_active_array"]
+           "ActiveArrayType", "make_active_array", "TracerType", "TRACER", "make_tracer"]
 
 NUMBER = (types.Float, types.Integer, types.Boolean)
 
@@ -525,3 +527,28 @@ def _store_active(context, builder, element, column_ptrs):
     builder.store(builder.sitofp(builder.add(element.index, one), double), column_ptrs[0])
     builder.store(element.scale, column_ptrs[1])
     builder.store(builder.sitofp(element.header, double), column_ptrs[2])
+
+
+# ---- sparsity tracers: actives whose recording keeps every dependence (jit/tracer.py) ---------------
+# A subclass of ActiveType with the same struct, so that arrays of tracers, their element
+# load/store, zero elements and the scalar protocol are the actives' own; the rule overloads
+# test for TracerType first and record structure instead of partials.
+class TracerType(ActiveType):
+    """A scalar on a sparsity recording: value, node (-1: no dependence on the inputs), the
+    recording's header (the scale member is unused, 0)."""
+
+    def __init__(self):
+        types.Type.__init__(self, name="Tracer")
+
+
+TRACER = TracerType()
+register_struct(TracerType, lambda t: [("value", types.float64), ("index", types.intp),
+                                       ("scale", types.float64), ("header", types.intp)])
+wrap_attributes(TracerType, ("value", "index", "scale", "header"))
+cast_from_numbers(TracerType, [("index", types.intp, -1)])
+
+
+@intrinsic
+def make_tracer(typingctx, value, index, header):
+    sig = TRACER(types.float64, types.intp, types.intp)
+    return sig, struct_codegen(TRACER, ("value", "index", "header"))

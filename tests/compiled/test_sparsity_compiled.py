@@ -1,0 +1,190 @@
+"""Compiled sparsity (dualad.jit.sparse): patterns detected inside numba equal the Python
+path's, compressed compiled Jacobians equal dense ones, bad patterns fail as on the Python
+path, and the kernels run inside @njit code. Few kernels, shared: every transform of one
+function reuses its kernels (dispatch.sparse_kernels)."""
+
+import pickle
+
+import numba
+import numpy as np
+import pytest
+import scipy.sparse
+
+import dualad
+from helpers import load_example
+
+BRUSSELATOR = load_example("brusselator")
+N = 8  # grid points per side: 128 states, 8 column colours
+ALPHA, FORCING = BRUSSELATOR.compiled_arguments(N)
+RHS, Y0 = BRUSSELATOR.brusselator(N)
+Y = Y0 + np.random.default_rng(17).random(Y0.size)
+
+
+@numba.njit
+def mixed(x):
+    """A stencil with a product (x·y at y = 0 depends on both), floor and sign (None
+    partials: no dependence), a branch on x, np.max (every candidate counts, as on the
+    Python path) and a dense last row."""
+    n = x.size
+    out = np.zeros(n + 1)
+    for i in range(n):
+        out[i] = x[i - 1] * x[(i + 1) % n] + np.floor(x[i]) + 3.0 * np.sign(x[i]) * 2.0
+    if x[0] > 0.0:
+        out[0] += np.exp(x[2])
+    else:
+        out[0] += x[3]
+    out[1] += np.max(x[4:])
+    out[n] = np.sum(np.sin(x))
+    return out
+
+
+@numba.njit
+def energy(x):
+    """Hessian pattern: products, a square, floor and sign (no interaction), a branch."""
+    s = x[0] * x[1] + np.floor(x[2]) * x[3] + np.sin(x[4]) + x[3] * np.sign(x[2])
+    s += (x[5] - x[4]) ** 2
+    if x[0] > 0.0:
+        s += x[2] * x[5]
+    return s
+
+
+AT_ZERO = np.array([0.5, 0.0, 0.0, 1.5, -0.3, 0.0, 2.0])  # zeros where products meet
+ELSEWHERE = np.array([-0.5, 1.0, 2.0, -1.5, 0.3, 1.0, 0.1])  # the other branch
+
+
+@pytest.mark.parametrize("x", [AT_ZERO, ELSEWHERE], ids=["zeros", "other branch"])
+def test_jacobian_patterns_equal_the_python_paths(x):
+    compiled = dualad.jacobian_sparsity(mixed)(x)
+    python = dualad.jacobian_sparsity(mixed, jit=False)(x)
+    assert isinstance(compiled, scipy.sparse.csr_array) and compiled.dtype == bool
+    assert compiled.shape == python.shape == (8, 7)
+    assert (compiled != python).nnz == 0
+    assert compiled[0, 1] and compiled[1, 0] and compiled[1, 2]  # x·y at zeros
+    assert not compiled[1, 1]  # floor and sign
+    assert compiled[1, 4] and compiled[1, 5] and compiled[1, 6]  # np.max's candidates
+    assert compiled[0, 2] == (x[0] > 0.0) and compiled[0, 3] == (x[0] <= 0.0)
+    assert compiled[7].nnz == 7
+
+
+@pytest.mark.parametrize("x", [AT_ZERO[:6], ELSEWHERE[:6]], ids=["zeros", "other branch"])
+def test_hessian_patterns_equal_the_python_paths(x):
+    compiled = dualad.hessian_sparsity(energy)(x)
+    assert (compiled != dualad.hessian_sparsity(energy, jit=False)(x)).nnz == 0
+    assert compiled[0, 1] and compiled[1, 0] and not compiled[0, 0]  # x0·x1, no x0²
+    assert not compiled[2, 3] and not compiled[2, 2]  # floor(x2)·x3, sign(x2)·x3
+    assert compiled[4, 4] and compiled[4, 5] and compiled[5, 5]
+    assert compiled[2, 5] == (x[0] > 0.0)
+
+
+def test_brusselator_pattern_and_compressed_jacobians():
+    args = (Y, N, ALPHA, FORCING)
+    pattern = dualad.jacobian_sparsity(BRUSSELATOR.rhs_compiled)(*args)
+    python = dualad.jacobian_sparsity(RHS, argnums=1)(2.0, Y)
+    assert (pattern != python).nnz == 0 and pattern.nnz == 12 * N * N
+    dense = dualad.jacobian(RHS, argnums=1)(2.0, Y)
+    for mode in ("forward", "reverse", "auto"):
+        jac = dualad.jacobian(BRUSSELATOR.rhs_compiled, sparsity=True, mode=mode)
+        result = jac(*args)
+        assert isinstance(result, scipy.sparse.csr_array) and result.dtype == np.float64
+        np.testing.assert_allclose(result.toarray(), dense, rtol=1e-13, atol=1e-10)
+    assert jac.sparsity_plan(*args).n_colors("columns") == 8
+    np.testing.assert_allclose(dualad.jacrev(BRUSSELATOR.rhs_compiled, sparsity=pattern)(*args).toarray(),
+                               dense, rtol=1e-13, atol=1e-10)
+
+
+def test_compressed_jacobians_of_a_stencil_equal_the_dense_one():
+    dense = dualad.jacobian(mixed, jit=False)
+    jac = dualad.jacfwd(mixed, sparsity=True, check=True)
+    for x in (AT_ZERO, AT_ZERO + 0.25):  # the pattern detected at the first point, same branch
+        np.testing.assert_allclose(jac(x).toarray(), dense(x), rtol=1e-14, atol=1e-14)
+    full = np.ones((8, 7), dtype=bool)  # extra entries give zeros there
+    result = dualad.jacobian(mixed, sparsity=full, mode="forward")(AT_ZERO)
+    assert result.nnz == 56
+    np.testing.assert_allclose(result.toarray(), dense(AT_ZERO), rtol=1e-14, atol=1e-14)
+
+
+def test_bad_patterns_are_the_python_paths_errors():
+    x = AT_ZERO
+    with pytest.raises(ValueError, match=r"shape \(8, 6\).*shape \(M, 7\)"):
+        dualad.jacfwd(mixed, sparsity=np.ones((8, 6), bool))(x)
+    with pytest.raises(ValueError, match=r"shape \(7, 7\).*shape \(8, 7\)"):
+        dualad.jacfwd(mixed, sparsity=np.ones((7, 7), bool))(x)
+    pattern = dualad.jacobian_sparsity(mixed)(x).tolil()
+    pattern[3, 2] = False  # drop one nonzero
+    with pytest.raises(ValueError, match="misses a nonzero of the Jacobian .* row 3"):
+        dualad.jacfwd(mixed, sparsity=pattern, check=True)(x)
+    jac = dualad.jacfwd(mixed, sparsity=True, check=True)
+    jac(ELSEWHERE)  # detected on the other branch: row 0 depends on x3
+    with pytest.raises(ValueError, match="detected at the first call"):
+        jac(AT_ZERO)
+    with pytest.raises(NotImplementedError, match="has_aux"):
+        dualad.jacobian(mixed, sparsity=True, has_aux=True)
+
+
+@numba.njit
+def cumulative(x):
+    return np.cumsum(x)
+
+
+def test_an_operation_the_tracer_cannot_follow_is_named():
+    with pytest.raises(numba.core.errors.TypingError, match=r"cumsum\(DualArray\(Tracer\)\)"):
+        dualad.jacobian_sparsity(cumulative)(AT_ZERO)
+
+
+def test_the_kernel_runs_inside_njit_code():
+    args = (Y, N, ALPHA, FORCING)
+    kernel, plan = dualad.jacfwd(BRUSSELATOR.rhs_compiled, sparsity=True).kernel(*args)
+    indptr, indices = plan[0], plan[1]
+
+    @numba.njit
+    def newton_matrix(y, gamma, n, alpha, forcing, indptr, indices, colors, seeds):
+        """I − γJ's nonzeros, J's computed inside numba (BDF's iteration matrix)."""
+        values = -gamma * kernel(y, n, alpha, forcing, indptr, indices, colors, seeds)
+        for i in range(indptr.size - 1):
+            for p in range(indptr[i], indptr[i + 1]):
+                if indices[p] == i:
+                    values[p] += 1.0
+        return values
+
+    with pytest.raises(pickle.PicklingError, match="sparsity kernel does not pickle"):
+        pickle.dumps(kernel)
+    values = newton_matrix(Y, 0.1, N, ALPHA, FORCING, *plan)
+    expected = np.eye(Y.size) - 0.1 * dualad.jacobian(RHS, argnums=1)(2.0, Y)
+    got = scipy.sparse.csr_array((values, indices, indptr), shape=(Y.size, Y.size)).toarray()
+    np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-10)
+
+
+def test_compiled_sparse_hessians_detect_inside_numba():
+    from numba_functions import rosen_vec
+    x = np.random.default_rng(3).standard_normal(12)
+    hess = dualad.hessian(rosen_vec, sparsity=True, check=True)
+    np.testing.assert_allclose(hess(x).toarray(), dualad.hessian(rosen_vec, jit=False)(x),
+                               rtol=1e-13, atol=1e-10)
+    assert hess.sparsity_plan(x).n_colors("star") == 3
+    assert (dualad.hessian_sparsity(rosen_vec)(x) != hess.sparsity_plan(x).pattern).nnz == 0
+
+
+@numba.njit
+def scaled_ring(t, x, c):
+    out = np.zeros(x.size)
+    for i in range(x.size):
+        out[i] = t * x[i] * x[i - 1] + c
+    return out
+
+
+def test_argnums_moves_the_differentiated_argument_and_the_plan_stays_last():
+    x = np.array([1.0, 2.0, 0.0, 3.0])
+    pattern = dualad.jacobian_sparsity(scaled_ring, argnums=1)(2.0, x, 1.0)
+    assert (pattern != dualad.jacobian_sparsity(scaled_ring, argnums=1, jit=False)(2.0, x, 1.0)).nnz == 0
+    jac = dualad.jacfwd(scaled_ring, argnums=1, sparsity=pattern, check=True)
+    np.testing.assert_allclose(jac(2.0, x, 1.0).toarray(),
+                               dualad.jacobian(scaled_ring, argnums=1, jit=False)(2.0, x, 1.0))
+    kernel, plan = jac.kernel(2.0, x, 1.0)
+    np.testing.assert_allclose(kernel(2.0, x, 1.0, *plan), jac(2.0, x, 1.0).data)
+
+
+def test_the_brusselator_example_integrates_with_the_compiled_jacobian():
+    results = BRUSSELATOR.run(n=N, t_end=2.0, methods=("dualad, sparse", "dualad, compiled sparse"))
+    (python, nfev, njev, _), (compiled, nfev_c, njev_c, _) = results.values()
+    np.testing.assert_allclose(compiled, python, rtol=1e-9)  # the same Jacobians, so the same steps
+    assert (nfev_c, njev_c) == (nfev, njev) and njev > 0
