@@ -24,7 +24,7 @@ import weakref
 import numpy as np
 
 from .forward import jvp_forward
-from .modes import compiled_costs
+from .modes import compiled_costs, compiled_hessian_costs
 from .recording import vjp_recording
 from .twin import is_dispatcher, python_twin
 
@@ -45,8 +45,11 @@ COMPILED = {
     ("jacfwd", "forward"): ("kernels", "jacfwd", "chunk"),
     ("jacrev", "reverse"): ("tape", "jacrev", None),
     ("hessian", "forward"): ("kernels", "hessian", "chunk"),
-    ("hessian", "auto"): ("kernels", "hessian", "chunk"),  # HyperDual blocks
+    ("hessian", "forward-over-reverse"): ("dual_tape", "hessian", "chunk"),
+    ("hessian", "auto"): ("auto", "hessian", "hessian_costs"),
     ("hvp", "forward"): ("kernels", "hvp", "chunk"),
+    ("hvp", "forward-over-reverse"): ("dual_tape", "hvp", None),
+    ("hvp", "auto"): ("auto", "hvp", "chunk"),
     ("derivative", "forward"): ("kernels", "derivative", None),
     ("second_derivative", "forward"): ("kernels", "second_derivative", None),
     ("jvp", "forward"): ("kernels", "jvp", None),
@@ -96,7 +99,8 @@ def kernel(transform, mode, f, argnums, python, chunk=None):
         raise NotImplementedError(NO_COMPILED_MODE)
     module, name, takes = entry
     factory = getattr(getattr(compiled_path, module), name)
-    options = {"chunk": (chunk,), "costs": (compiled_costs(),), None: ()}[takes]
+    options = {"chunk": (chunk,), "costs": (compiled_costs(),),
+               "hessian_costs": (compiled_hessian_costs(),), None: ()}[takes]
     argnums = _checked_argnums(argnums)
     made = compiled_path.kernels.at_argnum(factory, compiled_function(f), argnums, python, *options)
     return _picklable(made, transform, f, (("argnums", argnums), ("mode", requested), ("chunk", chunk)))

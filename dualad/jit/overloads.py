@@ -71,10 +71,26 @@ def _on_floats(fn):
 
 @overload(rules.is_number, jit_options=RULE_JIT)
 def _is_number(z):
-    # compiled partials see the primal values only: plain numbers
+    # compiled partials see plain numbers, and Duals on the forward-over-reverse tape (where
+    # the partials are differentiated along the recording's tangents)
     if isinstance(z, NUMBER):
         return lambda z: True
+    if isinstance(z, DualType):
+        return lambda z: False
     return None
+
+
+def as_value(y):
+    """A rule's value as an active's value: float() of a number, a Dual as it is (the
+    forward-over-reverse tape's values are Duals)."""
+    raise TypeError("as_value runs inside compiled code only")
+
+
+@overload(as_value, inline="always")
+def _as_value(y):
+    if isinstance(y, DualType):
+        return lambda y: y
+    return lambda y: float(y)
 
 
 # A rule whose value is a Python-level function (erf, erfc) means its compiled value on
@@ -96,6 +112,8 @@ def _power_of(x, n):
     # np.power(float, int) is a C pow() call (~12 ns); x ** n with n >= 0 is repeated
     # squaring (~1.5 ns). n < 0 keeps np.power: numba's x ** n raises at 0.0 for an integer n
     # < 0 (whatever the error model), where NumPy gives inf.
+    if isinstance(x, DualType) or isinstance(n, DualType):  # forward-over-reverse partials
+        return lambda x, n: np.power(x, n)
     if not (isinstance(x, NUMBER) and isinstance(n, NUMBER)):
         return None
     if isinstance(n, types.Integer):
@@ -163,7 +181,7 @@ def _unary_scalar(rule):
         return rebuild(x, y, tuple_scale(slope, x.eps1), tuple_scale(slope, eps2_of(x)), eps12)
 
     def active(x):
-        y = float(value(x.value))
+        y = as_value(value(x.value))
         return one_operand(y, x, d(x.value, y))
 
     def choose(x):
@@ -228,15 +246,15 @@ def _binary_scalar(rule):
         return rebuild(b, y, tuple_scale(sb, b.eps1), tuple_scale(sb, eps2_of(b)), eps12)
 
     def active_both(a, b):
-        y = float(value(a.value, b.value))
+        y = as_value(value(a.value, b.value))
         return two_operands(y, a, dx(a.value, b.value, y), b, dz(a.value, b.value, y))
 
     def active_left(a, b):
-        y = float(value(a.value, b))
+        y = as_value(value(a.value, b))
         return one_operand(y, a, dx(a.value, b, y))
 
     def active_right(a, b):
-        y = float(value(a, b.value))
+        y = as_value(value(a, b.value))
         return one_operand(y, b, dz(a, b.value, y))
 
     return binary_chooser(rule.name, [(DualType, both, left, right),
@@ -379,7 +397,7 @@ def _constant_scalar(rule):
             if isinstance(x, HyperDualType):
                 return lambda x: hyper_of(float(value(x.value)), x)
             if isinstance(x, ActiveType):
-                return lambda x: constant(float(value(x.value)))
+                return lambda x: constant(as_value(value(x.value)))
             return None
         return choose
     def case(kind, make):
@@ -389,8 +407,8 @@ def _constant_scalar(rule):
 
     return binary_chooser(rule.name, [
         case(DualType, dual_of), case(HyperDualType, hyper_of),
-        (ActiveType, lambda a, b: constant(float(value(a.value, b.value))),
-         lambda a, b: constant(float(value(a.value, b))), lambda a, b: constant(float(value(a, b.value))))])
+        (ActiveType, lambda a, b: constant(as_value(value(a.value, b.value))),
+         lambda a, b: constant(as_value(value(a.value, b))), lambda a, b: constant(as_value(value(a, b.value))))])
 
 
 def entry_points(rule):
