@@ -96,12 +96,11 @@ def propagator(width):
         weights = numba.carray(float_pointer(address_of(nodes)), nodes.size)  # the same words
         for node in range(top, n_in - 1, -1):
             a = adjoint[node]
-            if a[0] == 0.0:
-                live = False
-                for k in range(1, width + 1):
-                    live = live or a[k] != 0.0
-                if not live:
-                    continue  # a zero adjoint passes nothing on
+            tangent = False
+            for k in range(1, width + 1):
+                tangent = tangent or a[k] != 0.0
+            if a[0] == 0.0 and not tangent:
+                continue  # a zero adjoint passes nothing on
             at = slots * node
             for side in range(2):
                 operand = nodes[at + side]
@@ -111,8 +110,12 @@ def propagator(width):
                     continue  # as the Python tape: a zero cotangent against an infinite partial
                 target = adjoint[operand]
                 target[0] += weight * a[0]
-                for k in range(1, width + 1):
-                    target[k] += weights[w + k] * a[0] + weight * a[k]
+                if tangent:
+                    for k in range(1, width + 1):
+                        target[k] += weights[w + k] * a[0] + weight * a[k]
+                else:  # an adjoint without tangent multiplies as a float (active.scaled)
+                    for k in range(1, width + 1):
+                        target[k] += weights[w + k] * a[0]
 
     _PROPAGATORS[width] = propagate
     return propagate

@@ -180,9 +180,16 @@ def _unary_scalar(rule):
             eps12 = tuple_outer_axpy(eps12, d2(x.value, y, slope), x.eps1, eps2_of(x))
         return rebuild(x, y, tuple_scale(slope, x.eps1), tuple_scale(slope, eps2_of(x)), eps12)
 
-    def active(x):
-        y = as_value(value(x.value))
-        return one_operand(y, x, d(x.value, y))
+    def on_tape(d):
+        def active(x):
+            y = as_value(value(x.value))
+            return one_operand(y, x, d(x.value, y))
+        return active
+
+    # the forward-over-reverse tape evaluates the partial on Duals, whose arithmetic calls the
+    # rules' float partials: its own dispatcher, so that numba never sees one dispatcher call
+    # itself with other types (divide's partial -y / z on Duals calls divide's partial on floats)
+    active, dual_active = on_tape(d), on_tape(compiled_partial(rule.first[0], 1))
 
     def choose(x):
         if isinstance(x, DualType):
@@ -190,7 +197,7 @@ def _unary_scalar(rule):
         if isinstance(x, HyperDualType):
             return hyper
         if isinstance(x, ActiveType):
-            return active
+            return dual_active if x.width else active
         return None
 
     return choose
@@ -245,21 +252,42 @@ def _binary_scalar(rule):
             eps12 = tuple_outer_axpy(eps12, szz(a, b.value, y), b.eps1, eps2_of(b))
         return rebuild(b, y, tuple_scale(sb, b.eps1), tuple_scale(sb, eps2_of(b)), eps12)
 
-    def active_both(a, b):
-        y = as_value(value(a.value, b.value))
-        return two_operands(y, a, dx(a.value, b.value, y), b, dz(a.value, b.value, y))
+    def on_tape(dx, dz):
+        def active_both(a, b):
+            y = as_value(value(a.value, b.value))
+            return two_operands(y, a, dx(a.value, b.value, y), b, dz(a.value, b.value, y))
 
-    def active_left(a, b):
-        y = as_value(value(a.value, b))
-        return one_operand(y, a, dx(a.value, b, y))
+        def active_left(a, b):
+            y = as_value(value(a.value, b))
+            return one_operand(y, a, dx(a.value, b, y))
 
-    def active_right(a, b):
-        y = as_value(value(a, b.value))
-        return one_operand(y, b, dz(a, b.value, y))
+        def active_right(a, b):
+            y = as_value(value(a, b.value))
+            return one_operand(y, b, dz(a, b.value, y))
+        return active_both, active_left, active_right
 
+    # the forward-over-reverse tape's partials get their own dispatchers (see _unary_scalar)
+    dual_dx, dual_dz = compiled_partial(rule.first[0], 2), compiled_partial(rule.first[1], 2)
     return binary_chooser(rule.name, [(DualType, both, left, right),
                                        (HyperDualType, hyper_both, hyper_left, hyper_right),
-                                       (ActiveType, active_both, active_left, active_right)])
+                                       (FloatActive, *on_tape(dx, dz)),
+                                       (DualActive, *on_tape(dual_dx, dual_dz))])
+
+
+class _ActiveKind(type):
+    """isinstance(t, FloatActive) / isinstance(t, DualActive): an Active type of the reverse
+    tape / of the forward-over-reverse tape (binary_chooser's kinds)."""
+
+    def __instancecheck__(cls, t):
+        return isinstance(t, ActiveType) and bool(t.width) == cls.dual
+
+
+class FloatActive(metaclass=_ActiveKind):
+    dual = False
+
+
+class DualActive(metaclass=_ActiveKind):
+    dual = True
 
 
 def binary_chooser(name, cases):
