@@ -124,12 +124,12 @@ def compiled_hessians(min_time, sizes=HESSIAN_SIZES):
 def hessian_costs(rows):
     """(COMPILED_HYPER_PASS, COMPILED_DUAL_PASS) in evaluations of f: the median time of one
     HyperDual block pass and of one forward-over-reverse recording + sweep, over rows."""
-    width = dualad.jit.kernels.DEFAULT_CHUNK
+    width, dual_width = dualad.jit.kernels.DEFAULT_CHUNK, dualad.jit.dual_tape.DEFAULT_CHUNK
     hyper, dual = [], []
     for _, n, f_time, forward, over, *_ in rows:
         blocks = math.ceil(n / width)
         hyper.append(forward / f_time / (blocks * (blocks + 1) / 2))
-        dual.append(over / f_time / blocks)
+        dual.append(over / f_time / math.ceil(n / dual_width))
     return float(np.median(hyper)), float(np.median(dual))
 
 

@@ -118,15 +118,15 @@ def jacobian(f, python, costs):
 
 # ---- second order: HyperDual blocks or forward-over-reverse (dual_tape.py) ----------------------
 @register_jitable
-def pick_hessian(n_in, width, costs):
+def pick_hessian(n_in, hyper_width, dual_width, costs):
     """Whether a compiled auto Hessian is forward-over-reverse (True) or HyperDual blocks
-    (False), both `width` wide: b = ceil(n_in / width) blocks cost b(b + 1)/2 HyperDual
-    passes of `hyper_pass` evaluations of f each, forward-over-reverse b recordings and
-    sweeps of `dual_pass` each. costs = (hyper_pass, dual_pass), dualad.modes'
+    (False): b = ceil(n_in / hyper_width) blocks cost b(b + 1)/2 HyperDual passes of
+    `hyper_pass` evaluations of f each; forward-over-reverse takes ceil(n_in / dual_width)
+    recordings and sweeps of `dual_pass` each. costs = (hyper_pass, dual_pass), dualad.modes'
     COMPILED_HYPER_PASS and COMPILED_DUAL_PASS."""
     hyper_pass, dual_pass = costs
-    blocks = math.ceil(n_in / width)
-    return blocks * dual_pass < blocks * (blocks + 1) / 2 * hyper_pass
+    blocks = math.ceil(n_in / hyper_width)
+    return math.ceil(n_in / dual_width) * dual_pass < blocks * (blocks + 1) / 2 * hyper_pass
 
 
 @register_jitable
@@ -139,11 +139,11 @@ def pick_hvp(n_in, width):
 def hessian(f, python, costs):
     """python: the Python path's hessian. Forward (HyperDual blocks) where f does not record
     onto the tape, else pick_hessian by the input's size."""
-    width = kernels.DEFAULT_CHUNK
+    hyper_width, dual_width = kernels.DEFAULT_CHUNK, dual_tape.DEFAULT_CHUNK
 
     def by_size(forward, over_reverse):
         def hess(x, *args):
-            if pick_hessian(input_size(x), width, costs):
+            if pick_hessian(input_size(x), hyper_width, dual_width, costs):
                 return over_reverse(x, *args)
             return forward(x, *args)
         return hess
