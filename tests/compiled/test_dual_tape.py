@@ -40,12 +40,12 @@ HVP = {name: dualad.hvp(f, mode="forward-over-reverse") for name, f in FUNCTIONS
 HESS = {name: dualad.hessian(f, mode="forward-over-reverse") for name, f in FUNCTIONS.items()}
 HVP_COUNTED = dualad.hvp(_counted, mode="forward-over-reverse")
 HESS_COUNTED = dualad.hessian(_counted, mode="forward-over-reverse")
-HVP_ROSEN = HVP["rosen"]
+HVP_ROSEN, HESS_ROSEN = HVP["rosen"], HESS["rosen"]
 
 
 @numba.njit
 def _newton_direction_in_njit(x, v):
-    return HVP_ROSEN(x, v) + HVP_ROSEN(x * 0.5, v)
+    return HVP_ROSEN(x, v) + HVP_ROSEN(x * 0.5, v), HESS_ROSEN(x)
 
 
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
@@ -63,10 +63,12 @@ def test_forward_over_reverse_equals_python_and_hyperdual(name):
         np.testing.assert_allclose(HESS[name](x), dualad.hessian(f, mode="forward")(x), rtol=1e-13)
 
 
-def test_hvp_kernel_is_callable_from_njit_code():
+def test_hvp_and_hessian_kernels_are_callable_from_njit_code():
     x, v = np.linspace(-1.0, 1.0, 30), np.linspace(0.5, 1.5, 30)
     hvp = dualad.hvp(rosen_loop, jit=False, mode="forward-over-reverse")
-    np.testing.assert_allclose(_newton_direction_in_njit(x, v), hvp(x, v) + hvp(x * 0.5, v), rtol=1e-13)
+    product, hess = _newton_direction_in_njit(x, v)
+    np.testing.assert_allclose(product, hvp(x, v) + hvp(x * 0.5, v), rtol=1e-13)
+    np.testing.assert_allclose(hess, dualad.hessian(rosen_loop, jit=False)(x), rtol=1e-13, atol=1e-12)
 
 
 @pytest.mark.parametrize("n", [3, 40, 1000])
