@@ -242,18 +242,73 @@ def tape_breakdown(sizes, rounds):
     return "### Compiled tape: where the time goes\n\n" + table(header, rows)
 
 
+# ---- second order: forward-over-reverse against HyperDuals and hand-written (issue 16) ------------
+def _spread(times):
+    """median ± half the interquartile range (a round preempted on the shared machine would
+    make half the full range meaningless)."""
+    low, median, high = np.percentile(times, [25, 50, 75])
+    return median, (high - low) / 2
+
+
+def _cell(times, ratio=False):
+    median, half = _spread(times)
+    return f"{median:.2f}× ± {half:.2f}" if ratio else f"{fmt_time(median)} ± {fmt_time(half)}"
+
+
+def second_order(rounds, min_time=0.02):
+    """Rosenbrock hvp and Hessian, each kernel against the hand-written analytic one in the
+    same round: hvp n = 100 inside a compiled loop, hvp n = 10^4 and Hessians n = 10, 100
+    from Python; `rounds` interleaved rounds, median ± half the interquartile range."""
+    cases = []
+    for n in (100,):
+        x, v = np.linspace(-1.2, 1.2, n), np.linspace(-1.0, 1.0, n)
+        reps = 2000
+        for mode in ("auto", "forward-over-reverse", "forward"):
+            kernel = dualad.hvp(rosen, mode=mode)
+            cases.append((f"hvp, n = {n}, inside compiled code, mode {mode}", kernel(x, v), rosen_hvp_hand(x, v),
+                          lambda k=kernel, x=x, reps=reps: in_loop(_repeat_with_direction, k, x, reps, 0.0),
+                          lambda x=x, reps=reps: in_loop(_repeat_with_direction, rosen_hvp_hand, x, reps, 0.0)))
+    n = 10 ** 4
+    x, v = np.linspace(-1.2, 1.2, n), np.linspace(-1.0, 1.0, n)
+    for mode in ("auto", "forward-over-reverse"):
+        kernel = dualad.hvp(rosen, mode=mode)
+        cases.append((f"hvp, n = {n}, from Python, mode {mode}", kernel(x, v), rosen_hvp_hand(x, v),
+                      lambda k=kernel, x=x, v=v: per_call(k, x, v, min_time=min_time, repeats=1),
+                      lambda x=x, v=v: per_call(rosen_hvp_hand, x, v, min_time=min_time, repeats=1)))
+    for n in (10, 100):
+        x = np.linspace(-1.2, 1.2, n)
+        for mode in ("auto", "forward-over-reverse", "forward"):
+            kernel = dualad.hessian(rosen, mode=mode)
+            cases.append((f"Hessian, n = {n}, from Python, mode {mode}", kernel(x), rosen_hess_hand(x),
+                          lambda k=kernel, x=x: per_call(k, x, min_time=min_time, repeats=1),
+                          lambda x=x: per_call(rosen_hess_hand, x, min_time=min_time, repeats=1)))
+    for name, got, expected, *_ in cases:
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-10, err_msg=name)
+    times = np.array([[(measure(), hand()) for _, _, _, measure, hand in cases] for _ in range(rounds)])
+    rows = [[name, _cell(times[:, k, 1]), _cell(times[:, k, 0]), _cell(times[:, k, 0] / times[:, k, 1], True)]
+            for k, (name, *_) in enumerate(cases)]
+    return (f"### Compiled second order: Rosenbrock hvp and Hessian ({rounds} interleaved rounds)\n\n"
+            + table(["problem", "hand-written (numba)", "dualad kernel", "ratio"], rows))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--tape", action="store_true",
                         help="only the compiled tape's breakdown (printed, not saved)")
     parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--second-order", action="store_true",
+                        help="only the hvp and Hessian rounds (printed, not saved)")
     args = parser.parse_args(argv)
+    if args.second_order:
+        print(second_order(args.rounds))
+        return
     if args.tape:
         print(tape_breakdown([100, 1000, 10 ** 4], args.rounds))
         return
     sizes = [2, 10, 100] if args.quick else [2, 10, 100, 1000]
-    text = run(sizes, min_time=0.01 if args.quick else 0.1, reps=1000)
+    text = (run(sizes, min_time=0.01 if args.quick else 0.1, reps=1000) + "\n\n"
+            + second_order(3 if args.quick else args.rounds))
     print(text)
     save("compiled", text)
 

@@ -92,6 +92,60 @@ def compiled_jacobians(min_time, shapes=SHAPES):
     return rows
 
 
+HESSIAN_SIZES = [2, 4, 8, 16, 24, 32, 48, 64, 128]
+
+
+@numba.njit(cache=True)
+def chained(x):
+    """A scalar-code function with transcendental work per input (Rosenbrock is all
+    products and sums): the compiled Hessian's other calibration point."""
+    s = 0.0
+    for i in range(len(x) - 1):
+        s += math.exp(0.1 * x[i]) * math.sin(x[i + 1]) + math.log1p(x[i] * x[i])
+    return s
+
+
+def compiled_hessians(min_time, sizes=HESSIAN_SIZES):
+    """Per (function, n): the compiled Hessian in HyperDual blocks, forward-over-reverse and
+    auto, called from Python, and f's own time: [(name, n, f, forward, over, auto, decision)]."""
+    from compiled import rosen
+
+    rows = []
+    for name, f in (("rosen", rosen), ("chained", chained)):
+        kernels = {mode: dualad.hessian(f, mode=mode) for mode in ("forward", "forward-over-reverse", "auto")}
+        for n in sizes:
+            x = np.linspace(-1.2, 1.2, n)
+            times = {mode: per_call(kernel, x, min_time=min_time, repeats=3) for mode, kernel in kernels.items()}
+            rows.append((name, n, per_call(f, x, min_time=min_time, repeats=3), times["forward"],
+                         times["forward-over-reverse"], times["auto"], dualad.choose_hessian_mode(f, x)))
+    return rows
+
+
+def hessian_costs(rows):
+    """(COMPILED_HYPER_PASS, COMPILED_DUAL_PASS) in evaluations of f: the median time of one
+    HyperDual block pass and of one forward-over-reverse recording + sweep, over rows."""
+    width, dual_width = dualad.jit.kernels.DEFAULT_CHUNK, dualad.jit.dual_tape.DEFAULT_CHUNK
+    hyper, dual = [], []
+    for _, n, f_time, forward, over, *_ in rows:
+        blocks = math.ceil(n / width)
+        hyper.append(forward / f_time / (blocks * (blocks + 1) / 2))
+        dual.append(over / f_time / math.ceil(n / dual_width))
+    return float(np.median(hyper)), float(np.median(dual))
+
+
+def compiled_hessian_table(rows):
+    lines = []
+    for name, n, _, forward, over, auto, decision in rows:
+        right = auto <= 1.1 * min(forward, over)
+        lines.append([name, n, fmt_time(forward), fmt_time(over), fmt_time(auto), decision.mode,
+                      "yes" if right else "**no**"])
+    return ("### Mode selection, compiled path: Hessians\n\n"
+            "Compiled kernels called from Python: HyperDual blocks (forward), forward-over-reverse "
+            "(the tape in Duals) and auto (dualad.jit.auto.pick_hessian, by the COMPILED_HYPER_PASS "
+            "and COMPILED_DUAL_PASS costs).\n\n"
+            + table(["f", "n", "HyperDual blocks", "forward-over-reverse", "auto", "auto picks", "right?"], lines))
+
+
 def compiled_jacobian_table(rows):
     lines = []
     for n_in, n_out, _, forward, reverse, auto, decision in rows:
@@ -194,23 +248,34 @@ def calibrate(min_time):
     a = np.array([[1.0, m] for n, m, *_ in rows])
     record, per_sweep = np.maximum(np.linalg.lstsq(a, np.array([rev / f_time for n, m, f_time, _, rev, *_ in rows]),
                                                    rcond=None)[0], 0.1)
+    hyper_pass, dual_pass = hessian_costs(compiled_hessians(min_time))
     return (f"PASS = {pass_fixed:.2e}\nSWEEP = {sweep_fixed:.2e}\nOP_FORWARD = {op_f:.2e}\nFLOAT_FORWARD = {float_f:.2e}\nOP_RECORD = {op_r:.2e}\n"
             f"FLOAT_RECORD = {float_r:.2e}\nOP_SWEEP = {op_s:.2e}\nFLOAT_SWEEP = {float_s:.2e}\n"
             f"COMPILED_REVERSE_FROM = {crossover}\nCOMPILED_PASS = {per_pass:.2g}\n"
-            f"COMPILED_RECORD = {record:.2g}\nCOMPILED_SWEEP = {per_sweep:.2g}")
+            f"COMPILED_RECORD = {record:.2g}\nCOMPILED_SWEEP = {per_sweep:.2g}\n"
+            f"COMPILED_HYPER_PASS = {hyper_pass:.2g}\nCOMPILED_DUAL_PASS = {dual_pass:.2g}")
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--calibrate", action="store_true")
+    parser.add_argument("--hessians", action="store_true",
+                        help="only the compiled Hessians' table and their two cost constants")
     args = parser.parse_args(argv)
     min_time = 0.01 if args.quick else 0.05
+    if args.hessians:
+        rows = compiled_hessians(min_time)
+        hyper_pass, dual_pass = hessian_costs(rows)
+        print(compiled_hessian_table(rows))
+        print(f"COMPILED_HYPER_PASS = {hyper_pass:.2g}\nCOMPILED_DUAL_PASS = {dual_pass:.2g}")
+        return
     if args.calibrate:
         print(calibrate(min_time))
         return
     text = (run(min_time) + "\n\n" + compiled_jacobian_table(compiled_jacobians(min_time)) + "\n\n"
-            + compiled_table(compiled_gradients(min_time)))
+            + compiled_table(compiled_gradients(min_time)) + "\n\n"
+            + compiled_hessian_table(compiled_hessians(min_time)))
     print(text)
     save("modes", text)
     if not args.quick:

@@ -11,7 +11,7 @@ from . import math, rules, tree
 from .dual import Dual
 from .hyperdual import HyperDual
 from .number import EscapedPerturbation, primal
-from .modes import ModeDecision, choose_mode
+from .modes import ModeDecision, choose_hessian_mode, choose_mode
 from .primitives import _ON_REGISTER, primitive
 from .reverse import checkpoint, checkpointed_loop
 from .tree import static, tree_map
@@ -43,6 +43,6 @@ __version__ = "0.1.0"
 __all__ = ["Dual", "HyperDual", "primal", "stop_gradient", "math", "rules", "jvp",
            "derivative", "second_derivative", "grad", "value_and_grad", "jacfwd", "jacobian",
            "hessian", "hvp", "default_chunk", "default_hessian_chunk", "vjp", "jacrev",
-           "choose_mode", "ModeDecision", "checkpoint", "checkpointed_loop", "tree", "static",
+           "choose_mode", "choose_hessian_mode", "ModeDecision", "checkpoint", "checkpointed_loop", "tree", "static",
            "tree_map", "primitive", "EscapedPerturbation", "jacobian_sparsity", "hessian_sparsity",
            "vmap"]

@@ -25,7 +25,7 @@ import weakref
 import numpy as np
 
 from .forward import jvp_forward
-from .modes import compiled_costs
+from .modes import compiled_costs, compiled_hessian_costs
 from .recording import vjp_recording
 from .twin import is_dispatcher, python_twin
 
@@ -46,8 +46,11 @@ COMPILED = {
     ("jacfwd", "forward"): ("kernels", "jacfwd", "chunk"),
     ("jacrev", "reverse"): ("tape", "jacrev", None),
     ("hessian", "forward"): ("kernels", "hessian", "chunk"),
-    ("hessian", "auto"): ("kernels", "hessian", "chunk"),  # HyperDual blocks
+    ("hessian", "forward-over-reverse"): ("dual_tape", "hessian", "chunk"),
+    ("hessian", "auto"): ("auto", "hessian", "hessian_costs"),
     ("hvp", "forward"): ("kernels", "hvp", "chunk"),
+    ("hvp", "forward-over-reverse"): ("dual_tape", "hvp", None),
+    ("hvp", "auto"): ("auto", "hvp", "chunk"),
     ("derivative", "forward"): ("kernels", "derivative", None),
     ("second_derivative", "forward"): ("kernels", "second_derivative", None),
     ("jvp", "forward"): ("kernels", "jvp", None),
@@ -105,7 +108,8 @@ def kernel(transform, mode, f, argnums, python, chunk=None):
     if entry is None:
         raise NotImplementedError(NO_COMPILED_MODE)
     module, name, takes = entry
-    options = {"chunk": (chunk,), "costs": (compiled_costs(),), None: ()}[takes]
+    options = {"chunk": (chunk,), "costs": (compiled_costs(),),
+               "hessian_costs": (compiled_hessian_costs(),), None: ()}[takes]
     argnums = _checked_argnums(argnums)
     made = _Variants(f, argnums, python)
     called = made(module, name, *options)
@@ -196,6 +200,24 @@ class _Learning:
         return result
 
 
+def _auto_hessian(made, jit, n, args):
+    """One HyperDual block up to ONE_PASS inputs; beyond, jit.auto.pick_hessian's choice
+    between HyperDual blocks and forward-over-reverse (where f records onto the tape)."""
+    blocks = ("kernels", "hessian", jit.kernels.DEFAULT_CHUNK)
+    if n <= jit.kernels.ONE_PASS or not jit.auto.pick_hessian(
+            n, jit.kernels.DEFAULT_CHUNK, jit.dual_tape.DEFAULT_CHUNK, compiled_hessian_costs()):
+        return _hessian(made, jit, n, args)
+    return _on_tape(made, jit, ("dual_tape", "hessian", None), blocks, args)
+
+
+def _auto_hvp(made, jit, n, args):
+    """Forward mode while one pass holds the input, else forward-over-reverse (on the tape)."""
+    forward = ("kernels", "hvp", jit.kernels.chunk_for(n))
+    if not jit.auto.pick_hvp(n, jit.kernels.ONE_PASS):
+        return made(*forward)
+    return _on_tape(made, jit, ("dual_tape", "hvp"), forward, args)
+
+
 _PICKS = {("kernels", "value_and_grad"): _forward("value_and_grad"),
           ("kernels", "grad"): _forward("grad"),
           ("kernels", "jacfwd"): _forward("jacfwd"),
@@ -203,7 +225,9 @@ _PICKS = {("kernels", "value_and_grad"): _forward("value_and_grad"),
           ("kernels", "hessian"): _hessian,
           ("auto", "value_and_grad"): _gradient("value_and_grad"),
           ("auto", "grad"): _gradient("grad"),
-          ("auto", "jacobian"): _jacobian}
+          ("auto", "jacobian"): _jacobian,
+          ("auto", "hessian"): _auto_hessian,
+          ("auto", "hvp"): _auto_hvp}
 
 
 def _python_call(kernel, f, argnums, made, pick):

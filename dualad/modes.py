@@ -18,8 +18,11 @@ memory reverse mode needs (E floats plus the partials it keeps, reported as `tap
 On the compiled path (dualad.jit.auto) auto is forward mode where f does not compile onto
 the compiled tape. Otherwise a gradient takes the tape from COMPILED_REVERSE_FROM inputs on,
 and a Jacobian compares ceil(N / chunk) · COMPILED_PASS with COMPILED_RECORD + M ·
-COMPILED_SWEEP (in evaluations of f); the Hessian and the other compiled transforms are
-forward mode. The same --calibrate run measures these constants.
+COMPILED_SWEEP (in evaluations of f). A compiled auto Hessian compares b(b + 1)/2 HyperDual
+block passes (COMPILED_HYPER_PASS each, b = ceil(N / chunk)) with ceil(N / dual chunk)
+forward-over-reverse recordings and sweeps (COMPILED_DUAL_PASS each); a compiled auto hvp is forward while one chunk
+holds the input, else forward-over-reverse. The other compiled transforms are forward mode.
+The same --calibrate run measures these constants.
 """
 
 from __future__ import annotations
@@ -45,11 +48,17 @@ FLOAT_SWEEP = 2.52e-10
 # Compiled path: the smallest N from which the compiled tape beats forward mode's gradient;
 # for Jacobians, costs in evaluations of f: a forward pass (default chunk) COMPILED_PASS, the
 # tape COMPILED_RECORD to record and COMPILED_SWEEP per output (dualad.jit.auto).
-# Measured 2026-11-23 on the tanh(W x + b) shapes and the scalar-loop Rosenbrock.
+# Measured 2026-11-23 on the tanh(W x + b) shapes and the scalar-loop Rosenbrock; the Hessian
+# costs 2026-11-25 (benchmarks/modes.py --hessians: Rosenbrock and a transcendental chain, n = 2..128).
 COMPILED_REVERSE_FROM = 12
 COMPILED_PASS = 4.3
 COMPILED_RECORD = 82.0
 COMPILED_SWEEP = 0.29
+# Compiled Hessians, in evaluations of f: one HyperDual block pass (jit.kernels.DEFAULT_CHUNK
+# wide), and one forward-over-reverse recording + sweep in Duals of jit.dual_tape.DEFAULT_CHUNK
+# tangents (dualad.jit.auto.pick_hessian).
+COMPILED_HYPER_PASS = 14.0
+COMPILED_DUAL_PASS = 6.3
 
 
 # One pass of the Python path costs (number of operations) × (interpreter overhead) plus
@@ -71,6 +80,11 @@ def default_hessian_chunk(n_in):
 def compiled_costs():
     """The compiled auto mode's constants, as dualad.jit.auto.pick takes them."""
     return (COMPILED_REVERSE_FROM, COMPILED_PASS, COMPILED_RECORD, COMPILED_SWEEP)
+
+
+def compiled_hessian_costs():
+    """The compiled auto Hessian's constants, as dualad.jit.auto.pick_hessian takes them."""
+    return (COMPILED_HYPER_PASS, COMPILED_DUAL_PASS)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -182,12 +196,21 @@ def _records_on_tape(f, args, argnums):
     return records_onto_tape(reverse, [numba.typeof(a) for a in args])
 
 
-def choose_hessian_mode(f=None, *args, argnums=0, n_in=None, ops=None, floats=None):
+def choose_hessian_mode(f=None, *args, argnums=0, n_in=None, ops=None, floats=None,
+                        compiled=None):
     """Decide how to compute a Hessian: "forward" (HyperDual blocks: b(b+1)/2 passes for
     b = N/width blocks, each value carrying 2·width + width² parts) or "forward-over-reverse"
-    (N/width Dual passes through a tape: record and one sweep, every op on Duals)."""
+    (N/width Dual passes through a tape: record and one sweep, every op on Duals).
+    compiled=True (default: f is a numba function) explains what the compiled auto Hessian
+    does (dualad.jit.auto.pick_hessian, by the COMPILED_HYPER_PASS and COMPILED_DUAL_PASS
+    costs)."""
+    from .twin import is_dispatcher
+
+    compiled = is_dispatcher(f) if compiled is None else compiled
     if f is not None:
         n_in, _, ops, floats = _measure(f, args, argnums)
+    if compiled:
+        return _compiled_hessian_decision(f, args, argnums, n_in, ops, floats)
     ops = 1 if ops is None else max(ops, 1)
     floats = 2 * n_in if floats is None else floats
     width = default_hessian_chunk(n_in)
@@ -202,6 +225,29 @@ def choose_hessian_mode(f=None, *args, argnums=0, n_in=None, ops=None, floats=No
     reason = (f"Hessian of N={n_in} inputs: {mode} (estimated {_fmt(costs[mode])}; HyperDual "
               f"blocks {_fmt(hyper)}, forward-over-reverse {_fmt(over)})")
     return ModeDecision(mode, costs, reason, n_in, 1, width, ops, floats)
+
+
+def _compiled_hessian_decision(f, args, argnums, n_in, ops, floats):
+    """What the compiled auto Hessian does (dualad.jit.auto.hessian): HyperDual blocks where
+    f does not record onto the compiled tape, else pick_hessian's choice."""
+    from .jit import dual_tape, kernels
+    from .jit.auto import pick_hessian  # lazy: numba; the one function compiled auto runs
+
+    width, dual_width = kernels.DEFAULT_CHUNK, dual_tape.DEFAULT_CHUNK
+    blocks, recordings = math.ceil(n_in / width), math.ceil(n_in / dual_width)
+    hyper = blocks * (blocks + 1) / 2 * COMPILED_HYPER_PASS
+    over = recordings * COMPILED_DUAL_PASS
+    costs = {"forward": hyper, "forward-over-reverse": over}
+    if f is not None and not _records_on_tape(f, args, argnums):
+        mode, why = "forward", "f does not compile onto the compiled tape"
+    else:
+        over_reverse = pick_hessian(n_in, width, dual_width, compiled_hessian_costs())
+        mode = "forward-over-reverse" if over_reverse else "forward"
+        why = (f"{blocks * (blocks + 1) // 2} HyperDual block passes cost about {hyper:g} "
+               f"evaluations of f, {recordings} forward-over-reverse recordings and sweeps {over:g}")
+    reason = f"Hessian of N={n_in} inputs: compiled auto is {mode}: {why}"
+    return ModeDecision(mode, costs, reason, n_in, 1, width, 1 if ops is None else ops,
+                        2 * n_in if floats is None else floats)
 
 
 def _measure(f, args, argnums):

@@ -230,7 +230,7 @@ def _hessian_mode(f, args, argnums):
         return "forward"
     from .modes import choose_hessian_mode
 
-    return choose_hessian_mode(f, *args, argnums=argnums).mode
+    return choose_hessian_mode(f, *args, argnums=argnums, compiled=False).mode
 
 
 # ---- first derivatives ---------------------------------------------------------------------------
@@ -551,4 +551,4 @@ def hvp(f, chunk=None, jit=None, mode="auto"):
         gradient = grad(lambda x_: g(x_, *args), jit=False, mode="reverse")
         return jvp_forward(gradient, (x,), (v,))[1]
 
-    return _kernel_or(hvp_fn, "hvp", "forward", f, jit, 0, chunk)
+    return _kernel_or(hvp_fn, "hvp", mode, f, jit, 0, chunk)

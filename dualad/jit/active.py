@@ -11,13 +11,15 @@ nodes) and the nodes, NODE_SLOTS 8-byte words each: the two operand ids (int64),
 weights, partial · scale (float64). That is all the sweep reads.
 """
 
+import numpy as np
 from llvmlite import ir
-from numba.core import types
-from numba.core.extending import intrinsic, register_jitable
+from numba.core import cgutils, types
+from numba.core.extending import intrinsic, overload, register_jitable
 
-from .types import make_active
+from .types import DualType, make_active, make_dual
 
-__all__ = ["push", "one_operand", "two_operands", "constant", "HEADER_SLOTS", "NODE_SLOTS"]
+__all__ = ["push", "one_operand", "two_operands", "constant", "passes_nothing", "primal_of",
+           "node_slots", "HEADER_SLOTS", "NODE_SLOTS"]
 
 HEADER_SLOTS = 3
 NODE_SLOTS = 4
@@ -36,10 +38,28 @@ def _alias_scopes(module):
     return module.add_metadata([header]), module.add_metadata([nodes])
 
 
+def node_slots(width):
+    """8-byte words of one node: two operand ids and two weights of 1 + width floats each
+    (width: tangents per weight; 0 on the reverse tape, NODE_SLOTS words)."""
+    return 2 + 2 * (1 + width)
+
+
+def _words(context, builder, number, weight):
+    """A weight (a float, or a Dual's value and partials) as int64 words."""
+    if not isinstance(number, DualType):
+        return [builder.bitcast(weight, _I64)]
+    dual = cgutils.create_struct_proxy(number)(context, builder, value=weight)
+    return [builder.bitcast(dual.value, _I64)] + [
+        builder.bitcast(builder.extract_value(dual.partials, k), _I64) for k in range(number.n)]
+
+
 @intrinsic
 def push(typingctx, header, parent0, weight0, parent1, weight1):
-    """Append a node; its id. Past the capacity only the size grows (the kernel re-runs)."""
-    sig = types.intp(types.intp, types.intp, types.float64, types.intp, types.float64)
+    """Append a node; its id. Past the capacity only the size grows (the kernel re-runs).
+    Weights are floats, or Duals (forward-over-reverse: each weight's tangents follow it)."""
+    number = weight0 if isinstance(weight0, DualType) else types.float64
+    width = number.n if isinstance(number, DualType) else 0
+    sig = types.intp(types.intp, types.intp, number, types.intp, number)
 
     def codegen(context, builder, signature, args):
         address, p0, w0, p1, w1 = args
@@ -56,8 +76,8 @@ def push(typingctx, header, parent0, weight0, parent1, weight1):
         room = builder.icmp_signed("<", node, scoped(builder.load(capacity), in_header, in_nodes))
         with builder.if_then(room, likely=True):
             base = builder.inttoptr(scoped(builder.load(nodes), in_header, in_nodes), _I64.as_pointer())
-            at = builder.gep(base, [builder.mul(node, _I64(NODE_SLOTS))], inbounds=True)
-            words = (p0, p1, builder.bitcast(w0, _I64), builder.bitcast(w1, _I64))
+            at = builder.gep(base, [builder.mul(node, _I64(node_slots(width)))], inbounds=True)
+            words = [p0, p1] + _words(context, builder, number, w0) + _words(context, builder, number, w1)
             for k, word in enumerate(words):
                 scoped(builder.store(word, builder.gep(at, [_I64(k)], inbounds=True)), in_nodes, in_header)
         scoped(builder.store(builder.add(node, _I64(1)), size), in_header, in_nodes)
@@ -66,11 +86,69 @@ def push(typingctx, header, parent0, weight0, parent1, weight1):
     return sig, codegen
 
 
+def passes_nothing(later, earlier):
+    """Whether the product later · earlier of two factors of a chain (a partial and the scale
+    before it; an adjoint and a node's weight) passes nothing on. Floats: later == 0 (a zero
+    partial or adjoint passes nothing, even against an infinite factor, as the Python tape,
+    where a zero cotangent contributes zero). Duals, as the Python tape on Duals: a zero value
+    whose tangents are zero too, or that meets a non-finite value (the Python tape's
+    np.where(c == 0, 0, partial · c) for non-finite partials)."""
+    raise TypeError("dualad.jit.active.passes_nothing runs inside compiled code only")
+
+
+@overload(passes_nothing, inline="always")
+def _passes_nothing(later, earlier):
+    if isinstance(later, DualType):
+        def dual(later, earlier):
+            if later.value != 0.0:
+                return False
+            if not np.isfinite(primal_of(earlier)):
+                return True
+            for t in later.partials:
+                if t != 0.0:
+                    return False
+            return True
+        return dual
+    return lambda later, earlier: later == 0.0
+
+
+def primal_of(x):
+    """A float's itself, a Dual's value."""
+    raise TypeError("dualad.jit.active.primal_of runs inside compiled code only")
+
+
+@overload(primal_of, inline="always")
+def _primal_of(x):
+    if isinstance(x, DualType):
+        return lambda x: x.value
+    if isinstance(x, (types.Float, types.Integer)):
+        return lambda x: x
+    return None
+
+
+def scaled(partial, scale):
+    """partial · scale, the scale (a product of partials, or the inputs' 1) multiplying as a
+    float where it has no tangent: the Python tape's chains start from a float cotangent 1.0,
+    so that 1 · (a partial whose tangent is inf) keeps the inf instead of adding inf · 0."""
+    raise TypeError("dualad.jit.active.scaled runs inside compiled code only")
+
+
+@overload(scaled, inline="always")
+def _scaled(partial, scale):
+    if isinstance(scale, DualType):
+        def dual(partial, scale):
+            for t in scale.partials:
+                if t != 0.0:
+                    return partial * scale
+            return make_dual(0.0, scale.partials) + partial * scale.value
+        return dual
+    return lambda partial, scale: partial * scale
+
+
 @register_jitable
 def _times(partial, scale):
-    """partial · scale, where a zero partial passes nothing on, even against an infinite
-    scale (as the Python tape, where a zero cotangent contributes zero)."""
-    return 0.0 if partial == 0.0 else partial * scale
+    """partial · scale, or 0 where it passes nothing on (passes_nothing)."""
+    return 0.0 if passes_nothing(partial, scale) else scaled(partial, scale)
 
 
 @register_jitable
@@ -82,10 +160,12 @@ def constant(y):
 @register_jitable
 def one_operand(y, x, partial):
     """y = g(x) with x = value + scale·(its node): y = g + g'·scale·(the same node), no new
-    node. A zero partial makes y a constant (index -1), and a constant x stays one (its index
-    is -1). A constant's scale and header are never read, so they are left as computed: no
-    select for them on the recording's hot path (28 -> 25 µs at n = 10^4)."""
-    return make_active(y, -1 if partial == 0.0 else x.index, partial * x.scale, x.header)
+    node. A partial that passes nothing on makes y a constant (index -1), and a constant x
+    stays one (its index is -1). A constant's scale and header are never read, so they are
+    left as computed: no select for them on the recording's hot path (28 -> 25 µs at n =
+    10^4)."""
+    return make_active(y, -1 if passes_nothing(partial, x.scale) else x.index, scaled(partial, x.scale),
+                       x.header)
 
 
 @register_jitable

@@ -73,10 +73,26 @@ def _on_floats(fn):
 
 @overload(rules.is_number, jit_options=RULE_JIT)
 def _is_number(z):
-    # compiled partials see the primal values only: plain numbers
+    # compiled partials see plain numbers, and Duals on the forward-over-reverse tape (where
+    # the partials are differentiated along the recording's tangents)
     if isinstance(z, NUMBER):
         return lambda z: True
+    if isinstance(z, DualType):
+        return lambda z: False
     return None
+
+
+def as_value(y):
+    """A rule's value as an active's value: float() of a number, a Dual as it is (the
+    forward-over-reverse tape's values are Duals)."""
+    raise TypeError("as_value runs inside compiled code only")
+
+
+@overload(as_value, inline="always")
+def _as_value(y):
+    if isinstance(y, DualType):
+        return lambda y: y
+    return lambda y: float(y)
 
 
 # A rule whose value is a Python-level function (erf, erfc) means its compiled value on
@@ -98,6 +114,8 @@ def _power_of(x, n):
     # np.power(float, int) is a C pow() call (~12 ns); x ** n with n >= 0 is repeated
     # squaring (~1.5 ns). n < 0 keeps np.power: numba's x ** n raises at 0.0 for an integer n
     # < 0 (whatever the error model), where NumPy gives inf.
+    if isinstance(x, DualType) or isinstance(n, DualType):  # forward-over-reverse partials
+        return lambda x, n: np.power(x, n)
     if not (isinstance(x, NUMBER) and isinstance(n, NUMBER)):
         return None
     if isinstance(n, types.Integer):
@@ -164,9 +182,16 @@ def _unary_scalar(rule):
             eps12 = tuple_outer_axpy(eps12, d2(x.value, y, slope), x.eps1, eps2_of(x))
         return rebuild(x, y, tuple_scale(slope, x.eps1), tuple_scale(slope, eps2_of(x)), eps12)
 
-    def active(x):
-        y = float(value(x.value))
-        return one_operand(y, x, d(x.value, y))
+    def on_tape(d):
+        def active(x):
+            y = as_value(value(x.value))
+            return one_operand(y, x, d(x.value, y))
+        return active
+
+    # the forward-over-reverse tape evaluates the partial on Duals, whose arithmetic calls the
+    # rules' float partials: its own dispatcher, so that numba never sees one dispatcher call
+    # itself with other types (divide's partial -y / z on Duals calls divide's partial on floats)
+    active, dual_active = on_tape(d), on_tape(compiled_partial(rule.first[0], 1))
 
     use = tracer.use_of(rule, 0)
 
@@ -181,7 +206,7 @@ def _unary_scalar(rule):
         if isinstance(x, TracerType):  # before ActiveType, its base
             return traced
         if isinstance(x, ActiveType):
-            return active
+            return dual_active if x.width else active
         return None
 
     return choose
@@ -236,22 +261,43 @@ def _binary_scalar(rule):
             eps12 = tuple_outer_axpy(eps12, szz(a, b.value, y), b.eps1, eps2_of(b))
         return rebuild(b, y, tuple_scale(sb, b.eps1), tuple_scale(sb, eps2_of(b)), eps12)
 
-    def active_both(a, b):
-        y = float(value(a.value, b.value))
-        return two_operands(y, a, dx(a.value, b.value, y), b, dz(a.value, b.value, y))
+    def on_tape(dx, dz):
+        def active_both(a, b):
+            y = as_value(value(a.value, b.value))
+            return two_operands(y, a, dx(a.value, b.value, y), b, dz(a.value, b.value, y))
 
-    def active_left(a, b):
-        y = float(value(a.value, b))
-        return one_operand(y, a, dx(a.value, b, y))
+        def active_left(a, b):
+            y = as_value(value(a.value, b))
+            return one_operand(y, a, dx(a.value, b, y))
 
-    def active_right(a, b):
-        y = float(value(a, b.value))
-        return one_operand(y, b, dz(a, b.value, y))
+        def active_right(a, b):
+            y = as_value(value(a, b.value))
+            return one_operand(y, b, dz(a, b.value, y))
+        return active_both, active_left, active_right
 
+    # the forward-over-reverse tape's partials get their own dispatchers (see _unary_scalar)
+    dual_dx, dual_dz = compiled_partial(rule.first[0], 2), compiled_partial(rule.first[1], 2)
     return binary_chooser(rule.name, [(DualType, both, left, right),
                                        (HyperDualType, hyper_both, hyper_left, hyper_right),
                                        _tracer_case(rule),
-                                       (ActiveType, active_both, active_left, active_right)])
+                                       (FloatActive, *on_tape(dx, dz)),
+                                       (DualActive, *on_tape(dual_dx, dual_dz))])
+
+
+class _ActiveKind(type):
+    """isinstance(t, FloatActive) / isinstance(t, DualActive): an Active type of the reverse
+    tape / of the forward-over-reverse tape (binary_chooser's kinds)."""
+
+    def __instancecheck__(cls, t):
+        return isinstance(t, ActiveType) and bool(t.width) == cls.dual
+
+
+class FloatActive(metaclass=_ActiveKind):
+    dual = False
+
+
+class DualActive(metaclass=_ActiveKind):
+    dual = True
 
 
 def _tracer_case(rule):
@@ -409,7 +455,7 @@ def _constant_scalar(rule):
             if isinstance(x, TracerType):
                 return lambda x: tracer.constant(float(value(x.value)))
             if isinstance(x, ActiveType):
-                return lambda x: constant(float(value(x.value)))
+                return lambda x: constant(as_value(value(x.value)))
             return None
         return choose
     def case(kind, make):
@@ -423,7 +469,9 @@ def _constant_scalar(rule):
 
     return binary_chooser(rule.name, [
         case(DualType, dual_of), case(HyperDualType, hyper_of),
-        no_node(TracerType, tracer.constant), no_node(ActiveType, constant)])
+        no_node(TracerType, tracer.constant),
+        (ActiveType, lambda a, b: constant(as_value(value(a.value, b.value))),
+         lambda a, b: constant(as_value(value(a.value, b))), lambda a, b: constant(as_value(value(a, b.value))))])
 
 
 def entry_points(rule):

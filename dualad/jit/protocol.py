@@ -50,9 +50,20 @@ def _value_test(test):
     return choose
 
 
+def _value_test_of_scalars(test):
+    """np.isnan & co. of a by-value scalar (rule helpers call them on the Dual partials of
+    the forward-over-reverse tape); numba's own for numbers and arrays."""
+    def choose(x):
+        if by_value(x):
+            return lambda x: test(x.value)
+        return None
+    return choose
+
+
 for _test in ("isnan", "isinf", "isfinite"):
     overload(getattr(dual_math, _test))(_value_test(getattr(np, _test)))
     overload(getattr(math, _test))(_value_test(getattr(np, _test)))
+    overload(getattr(np, _test))(_value_test_of_scalars(getattr(np, _test)))
 
 
 # ---- comparisons by value ----------------------------------------------------------------------------

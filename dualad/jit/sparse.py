@@ -231,14 +231,19 @@ def _hessian_pattern(nodes, size, out, n_in, scratch, x, extra):
     return indptr, indices, n_in
 
 
+@register_jitable
+def _seed_tracers(flat, extra, header):
+    return trace_seed(flat, header)
+
+
 def jacobian_pattern(f, python):
     """Kernel (x, *args) -> (indptr, indices, n_in): the boolean Jacobian pattern at x."""
-    return _taped(f, _jacobian_pattern, python, seeded=trace_seed)
+    return _taped(f, _jacobian_pattern, python, seeder=_seed_tracers)
 
 
 def hessian_pattern(f, python):
     """Kernel (x, *args) -> (indptr, indices, n_in): the symmetric Hessian pattern at x."""
-    return _taped(f, _hessian_pattern, python, seeded=trace_seed)
+    return _taped(f, _hessian_pattern, python, seeder=_seed_tracers)
 
 
 # ---- compressed Jacobians ---------------------------------------------------------------------------

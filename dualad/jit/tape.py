@@ -37,14 +37,14 @@ from numba.core.errors import TypingError
 from numba.core.extending import overload, register_jitable
 
 from . import overloads
-from .active import HEADER_SLOTS, NODE_SLOTS
+from .active import HEADER_SLOTS, NODE_SLOTS, node_slots
 from .protocol import checked_index
 from .kernels import compile_kernel, gradient_of, seeded_caller
 from .tuples import flat_input, shaped_like_input
 from .runtime import (address_of, drop, float_pointer, int_pointer, keep, pool_address,
                       try_lock, unlock)
 from .types import (READ_ONLY_INPUT, ActiveArrayType, ActiveType, compiled_only, make_active,
-                    make_active_array)
+                    make_active_array, make_dual_active_array)
 
 __all__ = ["value_and_grad", "grad", "jacrev", "vjp"]
 
@@ -56,16 +56,27 @@ _INITIAL_NODES_PER_INPUT = 16
 def _getitem(a, index):
     if not isinstance(a, ActiveArrayType):
         return None
-    if isinstance(index, types.Integer):
+    if isinstance(index, types.Integer) and a.source is None:
         def element(a, index):
             i = checked_index(index, len(a.values))
             return make_active(a.values[i], a.first + i * a.stride, 1.0, a.header)
         return element
-    if isinstance(index, types.SliceType):
+    if isinstance(index, types.Integer):  # forward-over-reverse: the value is a Dual
+        def dual_element(a, index):
+            i = checked_index(index, len(a.values))
+            return make_active(a.source[i], a.first + i * a.stride, 1.0, a.header)
+        return dual_element
+    if isinstance(index, types.SliceType) and a.source is None:
         def part(a, index):
             start, stop, step = index.indices(len(a.values))
             return make_active_array(a.values[index], a.first + start * a.stride, a.stride * step, a.header)
         return part
+    if isinstance(index, types.SliceType):
+        def dual_part(a, index):
+            start, stop, step = index.indices(len(a.values))
+            return make_dual_active_array(a.source[index], a.first + start * a.stride,
+                                          a.stride * step, a.header)
+        return dual_part
     raise TypingError(f"the input of a compiled reverse-mode kernel takes an integer or a slice "
                       f"as index, not {index}")
 
@@ -207,12 +218,12 @@ def _adopt(pool, owner_slot, array):
 
 
 @register_jitable
-def _pooled_nodes(pool, capacity):
-    """The nodes of a tape of at least `capacity` nodes, kept by the pool."""
+def _pooled_nodes(pool, capacity, slots):
+    """The nodes of a tape of at least `capacity` nodes of `slots` words, kept by the pool."""
     if pool[_CAPACITY] < capacity:
-        _adopt(pool, _NODES, np.empty(NODE_SLOTS * capacity, np.int64))
+        _adopt(pool, _NODES, np.empty(slots * capacity, np.int64))
         pool[_CAPACITY] = capacity
-    return numba.carray(int_pointer(pool[_NODES + 1]), NODE_SLOTS * pool[_CAPACITY])
+    return numba.carray(int_pointer(pool[_NODES + 1]), slots * pool[_CAPACITY])
 
 
 @register_jitable
@@ -223,22 +234,29 @@ def _pooled_adjoint(pool, length):
     return numba.carray(float_pointer(pool[_ADJOINT + 1]), pool[_ADJOINT_LENGTH])
 
 
-def _taped(f, finish, python_equivalent, takes_cotangent=False, seeded=None, checked=None):
-    """A kernel (x, *args), or (x, cotangent, *args), that records f(x, *args) on the tape,
-    then returns finish(nodes, size, f's output, n_in, adjoint scratch, x, cotangent or None).
-    seeded(flat, header): x's scalars on the recording (default: actives, `seed`); checked(out,
-    cotangent): raises before any sweep (default: the cotangent's size, _check_cotangent).
-    sparse.py records sparsity tracers so, and passes its plan as the cotangent."""
-    call = seeded_caller(f)
-    seeded = seed if seeded is None else seeded
+@register_jitable
+def _seed_actives(flat, extra, header):
+    return seed(flat, header)
+
+
+def recorder(f, finish, seeder=_seed_actives, width=0, checked=None):
+    """An njit function (x, extra, cotangent, args) that records f(x, *args) on the tape,
+    then returns finish(nodes, size, f's output, n_in, adjoint scratch, x, cotangent).
+    seeder(flat x, extra, header) makes f's input (sparse.py seeds sparsity tracers); width:
+    the tangents each node weight carries (0: the reverse tape; forward-over-reverse records
+    Duals, dual_tape.py), the adjoint scratch then holds (1 + width) floats per node;
+    checked(out, cotangent) raises before any sweep (default: the cotangent's size,
+    _check_cotangent; sparse.py passes its plan as the cotangent)."""
     checked = _check_cotangent if checked is None else checked
+    call = seeded_caller(f)
+    slots, per_node = node_slots(width), 1 + width
 
     @numba.njit
-    def run(x, flat, header, args):
+    def run(x, flat, extra, header, args):
         """f on x's actives, recording onto the tape that header (its address) describes."""
-        return call(x, seeded(flat, header), args)
+        return call(x, seeder(flat, extra, header), args)
 
-    def record(x, cotangent, args):
+    def record(x, extra, cotangent, args):
         flat = flat_input(x)
         n_in = np.size(flat)
         pool_at = pool_address(_POOL_SLOTS)
@@ -251,14 +269,14 @@ def _taped(f, finish, python_equivalent, takes_cotangent=False, seeded=None, che
         capacity = _INITIAL_NODES_PER_INPUT * n_in + 256
         while True:
             if pooled:
-                nodes = _pooled_nodes(pool, capacity)
+                nodes = _pooled_nodes(pool, capacity, slots)
                 capacity = pool[_CAPACITY]
             else:
-                nodes = np.empty(NODE_SLOTS * capacity, np.int64)
+                nodes = np.empty(slots * capacity, np.int64)
             header[0], header[1], header[2] = n_in, capacity, address_of(nodes)
             failed = False
             try:
-                out = run(x, flat, address_of(header), args)
+                out = run(x, flat, extra, address_of(header), args)
             except Exception:  # noqa: B902 - numba catches only Exception, and binds nothing
                 failed = True
             if failed:
@@ -272,14 +290,14 @@ def _taped(f, finish, python_equivalent, takes_cotangent=False, seeded=None, che
                 else:
                     nodes = np.empty(0, np.int64)
                 header[0], header[1] = n_in, 0
-                out = run(x, flat, address_of(header), args)
+                out = run(x, flat, extra, address_of(header), args)
                 raise RuntimeError("the differentiated function raised an exception on one run and "
                                    "not on the next with the same arguments: compiled reverse "
                                    "mode needs a deterministic function")
             if header[0] <= capacity:
                 break
             capacity = header[0]  # the exact size: the second run fits
-        length = max(header[0], n_in)
+        length = per_node * max(header[0], n_in)
         adjoint = _pooled_adjoint(pool, length) if pooled else np.empty(length)
         failed = False
         try:
@@ -295,13 +313,20 @@ def _taped(f, finish, python_equivalent, takes_cotangent=False, seeded=None, che
             unlock(pool_at)
         return result
 
-    record = numba.njit(record)
+    return numba.njit(record)
+
+
+def _taped(f, finish, python_equivalent, takes_cotangent=False, seeder=_seed_actives, checked=None):
+    """A kernel (x, *args), or (x, cotangent, *args), that records f(x, *args) on the tape,
+    then returns finish(nodes, size, f's output, n_in, adjoint scratch, x, cotangent or None);
+    seeder and checked as recorder takes them."""
+    record = recorder(f, finish, seeder, checked=checked)
     if takes_cotangent:
         def kernel(x, cotangent, *args):
-            return record(x, cotangent, args)
+            return record(x, None, cotangent, args)
     else:
         def kernel(x, *args):
-            return record(x, None, args)
+            return record(x, None, None, args)
     return compile_kernel(kernel, f, python_equivalent)
 
 

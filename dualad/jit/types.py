@@ -37,7 +37,8 @@ __all__ = ["DualType", "DualArrayType", "make_dual", "make_dual_array", "SeedArr
            "HyperSeedArrayType", "make_hyper_seed_array", "ARRAYS", "compiled_only", "READ_ONLY_INPUT",
            "tuple_fields", "element_of", "element_width", "load_element", "store_element",
            "zero_element", "ACTIVE", "ActiveType", "make_active", "ACTIVE_ARRAY",
-           "ActiveArrayType", "make_active_array", "TracerType", "TRACER", "make_tracer"]
+           "ActiveArrayType", "make_active_array", "make_dual_active_array", "TracerType", "TRACER",
+           "make_tracer"]
 
 NUMBER = (types.Float, types.Integer, types.Boolean)
 
@@ -79,7 +80,8 @@ def cast_from_numbers(type_class, constants=()):
     def cast(context, builder, fromty, toty, val):
         zero = cgutils.get_null_value(context.get_value_type(toty))
         out = cgutils.create_struct_proxy(toty)(context, builder, value=zero)
-        out.value = context.cast(builder, val, fromty, types.float64)
+        value_type = context.data_model_manager[toty].get_member_fe_type("value")
+        out.value = context.cast(builder, val, fromty, value_type)  # a float or a Dual
         for name, member_type, constant in constants:
             setattr(out, name, context.get_constant(member_type, constant))
         return out._getvalue()
@@ -283,7 +285,7 @@ _FORWARD_ARRAYS = (DualArrayType, SeedArrayType, HyperSeedArrayType)  # ActiveAr
 def element_width(element):
     """Columns one element takes in a DualArray's components matrix."""
     if isinstance(element, ActiveType):
-        return len(_ACTIVE_COLUMNS)
+        return _active_width(element)
     return sum(length for _, length in tuple_fields(element))
 
 
@@ -337,10 +339,10 @@ def load_element(typingctx, array, index):
     def codegen(context, builder, signature, args):
         value_ptr, column_ptrs = _component_pointers(context, builder, array, args[0], args[1])
         out = cgutils.create_struct_proxy(array.element)(context, builder)
-        out.value = builder.load(value_ptr)
         if isinstance(array.element, ActiveType):
-            _load_active(context, builder, out, column_ptrs)
+            _load_active(context, builder, out, builder.load(value_ptr), column_ptrs, array.element)
             return out._getvalue()
+        out.value = builder.load(value_ptr)
         column = 0
         for name, length in tuple_fields(array.element):
             tup = cgutils.get_null_value(context.get_value_type(types.UniTuple(types.float64, length)))
@@ -363,10 +365,10 @@ def store_element(typingctx, array, index, item):
     def codegen(context, builder, signature, args):
         value_ptr, column_ptrs = _component_pointers(context, builder, array, args[0], args[1])
         element = cgutils.create_struct_proxy(array.element)(context, builder, value=args[2])
-        builder.store(element.value, value_ptr)
         if isinstance(array.element, ActiveType):
-            _store_active(context, builder, element, column_ptrs)
+            builder.store(_store_active(context, builder, element, column_ptrs, array.element), value_ptr)
             return context.get_dummy_value()
+        builder.store(element.value, value_ptr)
         column = 0
         for name, length in tuple_fields(array.element):
             tup = getattr(element, name)
@@ -447,10 +449,14 @@ class ActiveType(types.Type):
     """A scalar on the compiled tape: value, node (-1: a constant), scale and the tape.
 
     It stands for value + scale · (perturbation of its node): an operation with a single
-    active operand only rescales, so just two active operands make a node."""
+    active operand only rescales, so just two active operands make a node. `number` is the
+    type of value and scale: float64 (the reverse tape), or Dual(n) for forward-over-reverse
+    (dual_tape.py), where the node weights are Duals too."""
 
-    def __init__(self):
-        super().__init__(name="Active")
+    def __init__(self, number=types.float64):
+        self.number = number
+        self.width = number.n if isinstance(number, DualType) else 0  # tangents carried
+        super().__init__(name="Active" if self.width == 0 else f"Active({number})")
 
     def unify(self, typingctx, other):
         if isinstance(other, NUMBER):  # `s = 0.0; s += active`
@@ -461,27 +467,34 @@ class ActiveType(types.Type):
 ACTIVE = ActiveType()
 
 
-register_struct(ActiveType, lambda t: [("value", types.float64), ("index", types.intp),
-                                       ("scale", types.float64), ("header", types.intp)])
+register_struct(ActiveType, lambda t: [("value", t.number), ("index", types.intp),
+                                       ("scale", t.number), ("header", types.intp)])
 wrap_attributes(ActiveType, ("value", "index", "scale", "header"))
 
 
 @intrinsic
 def make_active(typingctx, value, index, scale, header):
-    sig = ACTIVE(types.float64, types.intp, types.float64, types.intp)
-    return sig, struct_codegen(ACTIVE, ("value", "index", "scale", "header"))
+    """An active whose value and scale have value's type (a float: the reverse tape; a Dual:
+    forward-over-reverse); a float scale is cast to it."""
+    number = value if isinstance(value, DualType) else types.float64
+    active = ActiveType(number)
+    sig = active(number, types.intp, number, types.intp)
+    return sig, struct_codegen(active, ("value", "index", "scale", "header"))
 
 
 cast_from_numbers(ActiveType, [("index", types.intp, -1)])  # a constant: no node
 
 
 class ActiveArrayType(types.IterableType):
-    """A differentiated input on the tape: element i is node first + i·stride."""
+    """A differentiated input on the tape: element i is node first + i·stride, its value
+    values[i] (the reverse tape) or, forward-over-reverse, the Dual source[i] (a SeedArray
+    or a DualArray of Duals: the tangents the recording carries)."""
 
-    def __init__(self):
-        self.element = ACTIVE
+    def __init__(self, source=None):
+        self.source = source
+        self.element = ACTIVE if source is None else ActiveType(source.element)
         self.values_type = types.Array(types.float64, 1, "A")
-        super().__init__(name="ActiveArray")
+        super().__init__(name="ActiveArray" if source is None else f"ActiveArray({source})")
 
     @property
     def iterator_type(self):
@@ -491,9 +504,10 @@ class ActiveArrayType(types.IterableType):
 ACTIVE_ARRAY = ActiveArrayType()
 
 
-register_struct(ActiveArrayType, lambda t: [("values", t.values_type), ("first", types.intp),
-                                            ("stride", types.intp), ("header", types.intp)])
-wrap_attributes(ActiveArrayType, ("values", "first", "stride", "header"))
+register_struct(ActiveArrayType, lambda t: [("values", t.values_type)] + (
+    [] if t.source is None else [("source", t.source)]) + [
+    ("first", types.intp), ("stride", types.intp), ("header", types.intp)])
+wrap_attributes(ActiveArrayType, ("values", "source", "first", "stride", "header"))
 
 
 @intrinsic
@@ -502,31 +516,87 @@ def make_active_array(typingctx, values, first, stride, header):
     return sig, struct_codegen(ACTIVE_ARRAY, ("values", "first", "stride", "header"))
 
 
+@intrinsic
+def make_dual_active_array(typingctx, source, first, stride, header):
+    """The input of a forward-over-reverse recording: element i is the active on node
+    first + i·stride whose value is the Dual source[i] (values shared with source)."""
+    if not isinstance(source, (SeedArrayType, DualArrayType)) or not isinstance(source.element, DualType):
+        raise TypingError(f"make_dual_active_array takes an array of Duals, not {source}")
+    array = ActiveArrayType(source)
+    sig = array(source, types.intp, types.intp, types.intp)
+
+    def codegen(context, builder, signature, args):
+        out = cgutils.create_struct_proxy(array)(context, builder)
+        source_struct = cgutils.create_struct_proxy(source)(context, builder, value=args[0])
+        out.values = source_struct.values
+        context.nrt.incref(builder, array.values_type, out.values)
+        out.source = args[0]
+        context.nrt.incref(builder, source, args[0])
+        out.first, out.stride, out.header = args[1], args[2], args[3]
+        return out._getvalue()
+
+    return sig, codegen
+
+
 lower_builtin("getiter", ActiveArrayType)(_getiter)
 # Every compiled array of duals; arrays of actives take the DualArray operations too.
 ARRAYS = _FORWARD_ARRAYS + (ActiveArrayType,)
 
 # An active stored in a DualArray: columns index + 1, scale, header, as floats (exact below
 # 2^53, which holds node counts and user-space addresses), so that a zero-filled buffer
-# (np.zeros_like) holds constants: index -1.
+# (np.zeros_like) holds constants: index -1. A Dual-valued active (width w) has the value's
+# w partials first and the scale's w partials after its scale.
 _ACTIVE_COLUMNS = ("index", "scale", "header")
 _ACTIVE_INDEX = 1  # the position of `index` in the Active struct
 
 
-def _load_active(context, builder, out, column_ptrs):
+def _active_width(element):
+    return len(_ACTIVE_COLUMNS) + 2 * element.width
+
+
+def _load_active(context, builder, out, value, column_ptrs, element):
     intp = context.get_value_type(types.intp)
     one = context.get_constant(types.intp, 1)
-    out.index = builder.sub(builder.fptosi(builder.load(column_ptrs[0]), intp), one)
-    out.scale = builder.load(column_ptrs[1])
-    out.header = builder.fptosi(builder.load(column_ptrs[2]), intp)
+    w = element.width
+    out.value = _dual_from(context, builder, element.number, value, column_ptrs[:w]) if w else value
+    out.index = builder.sub(builder.fptosi(builder.load(column_ptrs[w]), intp), one)
+    scale = builder.load(column_ptrs[w + 1])
+    out.scale = _dual_from(context, builder, element.number, scale, column_ptrs[w + 2:2 * w + 2]) if w else scale
+    out.header = builder.fptosi(builder.load(column_ptrs[2 * w + 2]), intp)
 
 
-def _store_active(context, builder, element, column_ptrs):
+def _dual_from(context, builder, dual_type, value, partial_ptrs):
+    """A Dual of dual_type from a float value and pointers to its partials."""
+    dual = cgutils.create_struct_proxy(dual_type)(context, builder)
+    dual.value = value
+    tup = cgutils.get_null_value(context.get_value_type(dual_type.partials_type))
+    for k, ptr in enumerate(partial_ptrs):
+        tup = builder.insert_value(tup, builder.load(ptr), k)
+    dual.partials = tup
+    return dual._getvalue()
+
+
+def _store_partials(context, builder, dual_type, dual_value, partial_ptrs):
+    """Store a Dual's partials; its value (a float)."""
+    dual = cgutils.create_struct_proxy(dual_type)(context, builder, value=dual_value)
+    for k, ptr in enumerate(partial_ptrs):
+        builder.store(builder.extract_value(dual.partials, k), ptr)
+    return dual.value
+
+
+def _store_active(context, builder, element, column_ptrs, element_type):
+    """Store an active's columns; its value (a float, for the values array)."""
     double = context.get_value_type(types.float64)
     one = context.get_constant(types.intp, 1)
-    builder.store(builder.sitofp(builder.add(element.index, one), double), column_ptrs[0])
-    builder.store(element.scale, column_ptrs[1])
-    builder.store(builder.sitofp(element.header, double), column_ptrs[2])
+    w = element_type.width
+    value, scale = element.value, element.scale
+    if w:
+        value = _store_partials(context, builder, element_type.number, value, column_ptrs[:w])
+        scale = _store_partials(context, builder, element_type.number, scale, column_ptrs[w + 2:2 * w + 2])
+    builder.store(builder.sitofp(builder.add(element.index, one), double), column_ptrs[w])
+    builder.store(scale, column_ptrs[w + 1])
+    builder.store(builder.sitofp(element.header, double), column_ptrs[2 * w + 2])
+    return value
 
 
 # ---- sparsity tracers: actives whose recording keeps every dependence (jit/tracer.py) ---------------
@@ -538,6 +608,7 @@ class TracerType(ActiveType):
     recording's header (the scale member is unused, 0)."""
 
     def __init__(self):
+        self.number, self.width = types.float64, 0  # as the reverse tape's actives
         types.Type.__init__(self, name="Tracer")
 
 

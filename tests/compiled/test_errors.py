@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import dualad
-from numba_functions import D1, X5, rosen_loop
+from numba_functions import D1, X5
 
 
 def test_nested_compiled_transforms_explain_the_fix():
@@ -38,8 +38,3 @@ def test_uncompilable_function_names_the_operation_and_the_fix():
         dualad.grad(_uses_cumsum)(X5)
     x = np.array([2.0, 3.0])
     np.testing.assert_array_equal(dualad.grad(_uses_cumsum, jit=False)(x), [7.0, 2.0])
-
-
-def test_compiled_forward_over_reverse_names_the_fix():
-    with pytest.raises(NotImplementedError, match="jit=False"):
-        dualad.hessian(rosen_loop, mode="forward-over-reverse")

@@ -1,5 +1,6 @@
 """Every rule through its compiled entry points (np.*, math.*, operator) equals the Python
-path's np.* one, on duals, hyper-duals and the compiled tape.
+path's np.* one, on duals, hyper-duals, the compiled tape and the tape in Duals
+(forward-over-reverse).
 
 All entry points of one arity are branches of one generated @njit function f(v, k) (branch k
 calls entry point k), so each kernel kind compiles once per arity, not once per entry point.
@@ -43,13 +44,14 @@ def kernel(arity, kind):
     f = ENTRY_FUNCTIONS[arity]
     return {"grad": lambda: dualad.grad(f),
             "grad reverse": lambda: dualad.grad(f, mode="reverse"),
-            "hessian": lambda: dualad.hessian(f)}[kind]()
+            "hessian": lambda: dualad.hessian(f, mode="forward"),
+            "hessian over reverse": lambda: dualad.hessian(f, mode="forward-over-reverse")}[kind]()
 
 
 @pytest.mark.parametrize("name", sorted(RULES))
 def test_every_rule_compiled_matches_python(name):
     """Each compiled entry point (np.*, math.*, operator) equals the Python path's np.* one,
-    on duals, hyper-duals and the compiled tape."""
+    on duals, hyper-duals, the compiled tape and the tape in Duals."""
     rule = RULES[name]
     pt = np.array(rule_point(rule))
     numpy_entry = rule.ufunc if rule.ufunc is not None else rule.value
@@ -68,3 +70,6 @@ def test_every_rule_compiled_matches_python(name):
                                    err_msg=f"{name} via {entry}, compiled tape")
         np.testing.assert_allclose(kernel(rule.arity, "hessian")(pt, k), expected_hessian, rtol=1e-13,
                                    atol=1e-300, err_msg=f"{name} second partials via {entry}")
+        np.testing.assert_allclose(kernel(rule.arity, "hessian over reverse")(pt, k), expected_hessian,
+                                   rtol=1e-13, atol=1e-300,
+                                   err_msg=f"{name} second partials via {entry}, the tape in Duals")

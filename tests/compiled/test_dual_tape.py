@@ -1,0 +1,177 @@
+"""Compiled forward-over-reverse (jit/dual_tape.py): the tape recorded and swept in Duals
+equals the Python path's forward-over-reverse and the HyperDual kernels, records once per
+hvp (O(n)), leaves inputs alone, survives exceptions in f, and compiled auto picks the mode
+that dualad.choose_hessian_mode explains."""
+
+import math
+
+import numba
+import numpy as np
+import pytest
+
+import dualad
+from numba_functions import X5, rosen_loop, rosen_vec, scalar_mix, textbook
+from special_points import BINARY, BINARY_EXPRS, BINARY_F, SCALAR, SCALAR_EXPRS, SCALAR_F, same
+
+
+@numba.njit
+def _array_code(x):
+    y = np.zeros_like(x)  # a buffer of Dual-valued actives
+    for i in range(1, len(y)):
+        y[i] = y[i - 1] * np.sin(x[i]) + x[0] ** 2
+    return np.sum(np.exp(0.1 * y)) + np.sum(x[1:] * x[:-1])
+
+
+@numba.njit
+def _counted(x, counts):
+    """Counts its evaluations (one per recording or forward pass); raises for x[0] < 0."""
+    counts[0] += 1
+    if x[0] < 0.0:
+        raise ValueError("x[0] < 0")
+    total = 0.0
+    for i in range(len(x) - 1):
+        total += math.sin(x[i]) * x[i + 1] ** 2
+    return total
+
+
+FUNCTIONS = {"rosen": rosen_loop, "vec": rosen_vec, "textbook": textbook, "mix": scalar_mix,
+             "array": _array_code}
+HVP = {name: dualad.hvp(f, mode="forward-over-reverse") for name, f in FUNCTIONS.items()}
+HESS = {name: dualad.hessian(f, mode="forward-over-reverse") for name, f in FUNCTIONS.items()}
+HVP_COUNTED = dualad.hvp(_counted, mode="forward-over-reverse")
+HESS_COUNTED = dualad.hessian(_counted, mode="forward-over-reverse")
+HVP_ROSEN, HESS_ROSEN = HVP["rosen"], HESS["rosen"]
+
+
+@numba.njit
+def _newton_direction_in_njit(x, v):
+    return HVP_ROSEN(x, v) + HVP_ROSEN(x * 0.5, v), HESS_ROSEN(x)
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_forward_over_reverse_equals_python_and_hyperdual(name):
+    f = FUNCTIONS[name]
+    x = X5[:2] + 2.5 if name == "textbook" else X5
+    v = np.linspace(-1.0, 2.0, x.size)
+    expected = dualad.hessian(f, jit=False, mode="forward-over-reverse")(x)
+    np.testing.assert_allclose(expected, dualad.hessian(f, jit=False, mode="forward")(x), rtol=1e-12)
+    np.testing.assert_allclose(HESS[name](x), expected, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(HVP[name](x, v), dualad.hvp(f, jit=False, mode="forward-over-reverse")(x, v),
+                               rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(HVP[name](x, v), expected @ v, rtol=1e-12, atol=1e-12)
+    if name in ("rosen", "mix"):  # the compiled HyperDual kernels
+        np.testing.assert_allclose(HESS[name](x), dualad.hessian(f, mode="forward")(x), rtol=1e-13)
+
+
+def test_hvp_and_hessian_kernels_are_callable_from_njit_code():
+    x, v = np.linspace(-1.0, 1.0, 30), np.linspace(0.5, 1.5, 30)
+    hvp = dualad.hvp(rosen_loop, jit=False, mode="forward-over-reverse")
+    product, hess = _newton_direction_in_njit(x, v)
+    np.testing.assert_allclose(product, hvp(x, v) + hvp(x * 0.5, v), rtol=1e-13)
+    np.testing.assert_allclose(hess, dualad.hessian(rosen_loop, jit=False)(x), rtol=1e-13, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [3, 40, 1000])
+def test_hvp_records_once_and_hessian_once_per_chunk(n):
+    """O(n): one evaluation of f per hvp at any n (HyperDual hvp makes ceil(n / chunk)),
+    ceil(n / chunk) per forward-over-reverse Hessian; inputs unchanged."""
+    x, v = np.linspace(0.1, 1.0, n), np.linspace(-1.0, 1.0, n)
+    x0, v0, counts = x.copy(), v.copy(), np.zeros(1, np.int64)
+    product = HVP_COUNTED(x, v, counts)
+    assert counts[0] == 1
+    expected = dualad.hvp(_counted, jit=False, mode="forward-over-reverse")(x, v, np.zeros(1, np.int64))
+    np.testing.assert_allclose(product, expected, rtol=1e-13, atol=1e-13)
+    if n <= 40:
+        counts[0] = 0
+        hess = HESS_COUNTED(x, counts)
+        assert counts[0] == math.ceil(n / dualad.jit.dual_tape.DEFAULT_CHUNK)
+        np.testing.assert_allclose(hess @ v, product, rtol=1e-12, atol=1e-12)
+    assert np.array_equal(x, x0) and np.array_equal(v, v0)
+
+
+def test_exception_in_f_leaves_the_kernels_usable():
+    x, v, counts = np.linspace(0.1, 1.0, 20), np.ones(20), np.zeros(1, np.int64)
+    expected = HVP_COUNTED(x, v, counts)
+    for kernel, args in ((HVP_COUNTED, (v,)), (HESS_COUNTED, ())):
+        bad = x.copy()
+        bad[0] = -1.0
+        with pytest.raises(ValueError, match="x\\[0\\] < 0"):
+            kernel(bad, *args, counts)
+    np.testing.assert_allclose(HVP_COUNTED(x, v, counts), expected, rtol=0)
+    np.testing.assert_allclose(HVP_COUNTED(np.linspace(0.1, 1.0, 2000), np.ones(2000), counts)[:20].size, 20)
+    with pytest.raises(ValueError, match="different shapes"):
+        HVP_COUNTED(x, v[:3], counts)
+
+
+# ---- special points: exactly the Python path's forward-over-reverse numbers --------------------
+SPECIAL = {}
+
+
+def special(name):
+    if name not in SPECIAL:
+        SPECIAL[name] = {"scalar hvp": lambda: dualad.hvp(SCALAR_F, mode="forward-over-reverse"),
+                         "scalar grad reverse": lambda: dualad.grad(SCALAR_F, mode="reverse"),
+                         "binary hessian": lambda: dualad.hessian(BINARY_F, mode="forward-over-reverse"),
+                         "binary hvp": lambda: dualad.hvp(BINARY_F, mode="forward-over-reverse")}[name]()
+    return SPECIAL[name]
+
+
+# Where the compiled tape itself differs from the Python tape: a zero partial makes its result
+# a constant when it is recorded (no node), so a later infinite partial meets nothing, where
+# the Python tape multiplies 0 · inf = nan. The float tape's gradient does the same (0 where
+# the Python path gives nan); the Dual tape follows it.
+ZERO_PARTIAL_THEN_INF = {("np.log(np.exp(t))", -800.0)}
+
+
+@pytest.mark.parametrize("expr, t", sorted({(row[0], row[1]) for row in SCALAR}))
+def test_special_points_scalar_hvp_match_the_python_path(expr, t):
+    k = SCALAR_EXPRS.index(expr)
+    with np.errstate(all="ignore"):
+        expected = dualad.hvp(SCALAR_F, jit=False, mode="forward-over-reverse")(t, 1.0, k)
+        gradient = dualad.grad(SCALAR_F, jit=False, mode="reverse")(t, k)
+    got = special("scalar hvp")(t, 1.0, k)
+    if (expr, t) in ZERO_PARTIAL_THEN_INF:
+        assert np.isnan(expected) and np.isnan(gradient) and got == 0.0
+        assert special("scalar grad reverse")(t, k) == 0.0  # the float tape's own divergence
+        return
+    assert same(got, expected), (expr, t, expected)
+
+
+@pytest.mark.parametrize("expr, x", sorted({(row[0], row[1]) for row in BINARY}))
+def test_special_points_binary_hessian_and_hvp_match_the_python_path(expr, x):
+    k, x, v = BINARY_EXPRS.index(expr), np.array(x), np.array([1.0, -2.0])
+    with np.errstate(all="ignore"):
+        hess = dualad.hessian(BINARY_F, jit=False, mode="forward-over-reverse")(x, k)
+        product = dualad.hvp(BINARY_F, jit=False, mode="forward-over-reverse")(x, v, k)
+    assert same(special("binary hessian")(x, k), hess), (expr, x, hess)
+    assert same(special("binary hvp")(x, v, k), product), (expr, x, product)
+
+
+# ---- compiled auto ------------------------------------------------------------------------------------
+HESS_AUTO = dualad.hessian(_counted)
+HVP_AUTO = dualad.hvp(_counted)
+
+
+@pytest.mark.parametrize("n", [4, 16, 200])
+def test_compiled_auto_hessian_picks_what_choose_hessian_mode_explains(n):
+    x, counts = np.linspace(0.1, 1.0, n), np.zeros(1, np.int64)
+    decision = dualad.choose_hessian_mode(_counted, x, np.zeros(1, np.int64))
+    assert "compiled auto" in decision.reason
+    blocks = math.ceil(n / dualad.jit.kernels.DEFAULT_CHUNK)
+    hess = HESS_AUTO(x, counts)
+    passes = (math.ceil(n / dualad.jit.dual_tape.DEFAULT_CHUNK) if decision.mode == "forward-over-reverse"
+              else blocks * (blocks + 1) // 2)
+    assert counts[0] == passes, decision
+    expected = dualad.hessian(_counted, jit=False)(x, np.zeros(1, np.int64))
+    np.testing.assert_allclose(hess, expected, rtol=1e-12, atol=1e-12)
+    if n == 200:  # 325 HyperDual passes against 50 recordings: no cost model takes the passes
+        assert decision.mode == "forward-over-reverse"
+
+
+def test_compiled_auto_hvp_is_forward_within_one_chunk_else_forward_over_reverse():
+    width = dualad.jit.kernels.DEFAULT_CHUNK
+    for n, evaluations in ((width, 1), (5 * width, 1)):  # one HyperDual pass; one recording
+        x, v, counts = np.linspace(0.1, 1.0, n), np.ones(n), np.zeros(1, np.int64)
+        product = HVP_AUTO(x, v, counts)
+        assert counts[0] == evaluations
+        np.testing.assert_allclose(product, HVP_COUNTED(x, v, counts), rtol=1e-13, atol=1e-13)
