@@ -59,12 +59,14 @@ COMPILED = {
     ("hessian_sparsity", "forward"): ("sparse", "hessian_pattern", None),
     ("sparse_jacobian", "forward"): ("sparse", "jacfwd", "chunk"),
     ("sparse_jacobian", "reverse"): ("sparse", "jacrev", None),
+    ("sparse_hessian", "forward-over-reverse"): ("sparse", "hessian", "chunk"),
 }
 
 # The kernels of a numba function's sparsity (dualad.jit.sparse), by what sparsity/ asks for.
 _SPARSE = {"jacobian pattern": ("jacobian_sparsity", "forward"),
            "hessian pattern": ("hessian_sparsity", "forward"),
-           "forward": ("sparse_jacobian", "forward"), "reverse": ("sparse_jacobian", "reverse")}
+           "forward": ("sparse_jacobian", "forward"), "reverse": ("sparse_jacobian", "reverse"),
+           "hessian": ("sparse_hessian", "forward-over-reverse")}
 
 NO_COMPILED_MODE = (
     "this mode has no compiled kernel: pass jit=False to run it on the Python path (a numba "
@@ -309,12 +311,12 @@ def _leaf_size(arg):
 
 def sparse_kernels(f, argnums, chunk, python):
     """kernel(which): the compiled sparsity kernel `which` ("jacobian pattern", "hessian
-    pattern", "forward", "reverse") of f at argnums, made on first need, one per f, argnums
+    pattern", "forward", "reverse", "hessian") of f at argnums, made on first need, one per f, argnums
     and chunk in the process (every sparse transform of f shares them: a plan is an argument);
     python(which) is its Python path equivalent (sparsity/compiled.py says what each computes)."""
     def kernel_of(which):
         key = (f, argnums if not isinstance(argnums, list) else tuple(argnums),
-               chunk if which == "forward" else None, which)
+               chunk if which in ("forward", "hessian") else None, which)
         if key not in _SPARSE_MADE:
             transform, mode = _SPARSE[which]
             _SPARSE_MADE[key] = kernel(transform, mode, f, argnums, python(which), key[2])

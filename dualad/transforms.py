@@ -35,7 +35,7 @@ from .modes import default_chunk, default_hessian_chunk
 from .number import new_tag
 from .recording import jacobian_reverse, vjp_recording
 from .sparsity import detect
-from .sparsity.compiled import CompiledSparseJacobian, pattern_from, python_kernel
+from .sparsity.compiled import CompiledSparseHessian, CompiledSparseJacobian, pattern_from, python_kernel
 from .sparsity.compressed import SparseHessian, SparseJacobian, check_sparsity_arguments
 from .tree import flatten, is_node
 from .allocation import OnDemand
@@ -122,6 +122,24 @@ def _compiled_sparse_jacobian(f, argnums, has_aux, mode, chunk, sparsity, check)
     jacobian_fn.sparsity_plan = lambda *args: sparse.plan(compiled, args, argnums)
     jacobian_fn.kernel = lambda *args: sparse.prepared(compiled, args, argnums)[:2]
     return jacobian_fn
+
+
+def _compiled_sparse_hessian(f, argnums, has_aux, chunk, sparsity, check):
+    """A numba function's sparse Hessian: pattern and forward-over-reverse passes compiled,
+    the csr_array made here. .sparsity_plan(*args) as on the Python path; .kernel(*args)
+    gives (kernel, plan): kernel(*args, *plan) returns the nonzeros in the pattern's CSR order
+    (plan: star colours, seeds, sources) and is callable from @njit code."""
+    _no_compiled_aux(has_aux)
+    compiled = dispatch.compiled_function(f)
+    sparse = CompiledSparseHessian(sparsity, check, _sparse_kernels(f, argnums, chunk))
+
+    @functools.wraps(compiled.py_func)
+    def hessian_fn(*args):
+        return sparse(compiled, args, argnums)
+
+    hessian_fn.sparsity_plan = lambda *args: sparse.plan(compiled, args, argnums)
+    hessian_fn.kernel = lambda *args: sparse.prepared(compiled, args, argnums)[:2]
+    return hessian_fn
 
 
 def jacobian_sparsity(f, argnums=0, *, jit=None):
@@ -490,16 +508,9 @@ def hessian(f, argnums=0, has_aux=False, *, chunk=None, jit=None, mode="auto", s
             raise ValueError("a sparse Hessian is computed forward-over-reverse (one pass per "
                              "chunk of star colours): use mode='auto' or 'forward-over-reverse' "
                              "with sparsity=")
-        detector = detect.hessian_pattern
         if path == "compiled":
-            # the pattern is detected inside numba; the values are the Python path's passes
-            # on f's twin until a compiled forward-over-reverse exists
-            _no_compiled_aux(has_aux)
-            compiled_pattern = _compiled_pattern(f, argnums, "hessian pattern")
-
-            def detector(g, args, argnums):
-                return compiled_pattern(*args)
-        sparse = SparseHessian(sparsity, chunk, check, detector)
+            return _compiled_sparse_hessian(f, argnums, has_aux, chunk, sparsity, check)
+        sparse = SparseHessian(sparsity, chunk, check)
 
     def run(g, args):
         if sparse is not None:

@@ -30,7 +30,7 @@ from .tuples import flat_input, hessian_like_input, shaped_like_input
 from .types import DualType, compiled_only, make_active, make_dual, make_dual_array, make_dual_active_array, make_seed_array
 from .active import node_slots
 
-__all__ = ["hvp", "hessian", "DEFAULT_CHUNK"]
+__all__ = ["hvp", "hessian", "block_recorder", "DEFAULT_CHUNK"]
 
 # Tangents per recording of a Hessian. Rosenbrock n = 100, per Hessian: width 2 / 3 / 4 / 5 /
 # 6 / 8: 206 / 184 / 181 / 178 / 210 / 263 µs; a recording in Duals of 4 tangents takes
@@ -162,6 +162,12 @@ def _seed_v(flat, v, header):
     return seed_direction(flat, v, header)
 
 
+def block_recorder(f, seeder, width):
+    """record(x, extra, None, args) -> the (n_in, width) block H · (the `width` directions
+    seeder(flat, extra, header) puts in the inputs' tangents): one recording and one sweep."""
+    return recorder(f, _finisher(width, _block), seeder, width)
+
+
 def hvp(f, python):
     """Kernel (x, v, *args) -> H(x)·v, shaped like x: one recording and one sweep in Duals
     of one tangent (v). python: the same transform on the Python path."""
@@ -185,7 +191,7 @@ def hessian(f, python, chunk=None):
     def seed(flat, lo, header):
         return seed_units(flat, lo, header, width)
 
-    record = recorder(f, _finisher(width, _block), seed, width)
+    record = block_recorder(f, seed, width)
 
     def kernel(x, *args):
         n = np.size(flat_input(x))

@@ -34,6 +34,7 @@ from numba.core import types
 from numba.core.errors import TypingError
 from numba.core.extending import overload, register_jitable
 
+from . import dual_tape
 from .active import NODE_SLOTS
 from .intrinsics import tuple_scale, unit_tuple
 from .kernels import _chunk_or_default, compile_kernel, seeded_caller
@@ -42,16 +43,17 @@ from .runtime import address_of, float_pointer
 from .tape import _taped, output_nodes, propagate
 from .tuples import flat_input
 from .tracer import CROSS, OTHER, SELF
-from .types import (TRACER, ActiveType, DualArrayType, DualType, compiled_only, make_dual,
-                    make_dual_array, make_tracer, store_element)
+from .types import (TRACER, ActiveType, DualArrayType, DualType, compiled_only, make_active, make_dual,
+                    make_dual_active_array, make_dual_array, make_tracer, store_element)
 
-__all__ = ["jacobian_pattern", "hessian_pattern", "jacfwd", "jacrev"]
+__all__ = ["jacobian_pattern", "hessian_pattern", "jacfwd", "jacrev", "hessian"]
 
 trace_seed = compiled_only("sparse", "trace_seed")  # x as tracers on nodes 0..n-1
 colour_seed = compiled_only("sparse", "colour_seed")  # x as Duals seeded by a colouring
 tangents_of = compiled_only("sparse", "tangents_of")  # (rows, width) partials of f's output
 output_node = compiled_only("sparse", "output_node")  # the node of f's scalar output
 check_plan = compiled_only("sparse", "check_plan")  # a ValueError unless the plan fits f's output
+hessian_seed = compiled_only("sparse", "hessian_seed")  # x's actives, tangents seeded by colours
 
 _PLAN_ROWS = ("the sparsity pattern must have one row per output entry of f (the plan's indptr "
               "has len(output) + 1 entries)")
@@ -364,5 +366,50 @@ def jacrev(f, python):
 
     def kernel(x, *rest):
         return swept(x, rest[-4:], *rest[:-4])
+
+    return compile_kernel(kernel, f, python)
+
+
+# ---- compressed Hessians: forward-over-reverse (dual_tape.py) per chunk of star colours ---------------
+@overload(hessian_seed)
+def _hessian_seed(flat, colours, header, width):
+    if not isinstance(width, types.IntegerLiteral):
+        return None  # numba retries with the literal
+    if isinstance(flat, (types.Float, types.Integer)):
+        return lambda flat, colours, header, width: make_active(
+            colour_seed(flat, colours[0], colours[1], colours[2], width), 0, 1.0, header)
+    return lambda flat, colours, header, width: make_dual_active_array(
+        colour_seed(flat, colours[0], colours[1], colours[2], width), 0, 1, header)
+
+
+def hessian(f, python, chunk=None):
+    """Kernel (x, *args, colors, seeds, sources) -> H's nonzeros in the plan's CSR order: one
+    forward-over-reverse recording and sweep per chunk of `chunk` star colours gives the
+    compressed H·S (n, colours), S[j, colors[j]] = seeds[j]; nonzero p is its entry
+    sources[p] (row-major), as the Python path's Plan.sources("star") reads it."""
+    width = _chunk_or_default(dual_tape.DEFAULT_CHUNK if chunk is None else chunk)
+
+    @register_jitable
+    def seed(flat, colours, header):
+        return hessian_seed(flat, colours, header, width)
+
+    record = dual_tape.block_recorder(f, seed, width)
+
+    def kernel(x, *rest):
+        colors, seeds, sources, args = rest[-3], rest[-2], rest[-1], rest[:-3]
+        n = np.size(flat_input(x))
+        if colors.size != n or seeds.size != n:
+            raise ValueError(_PLAN_COLUMNS)
+        n_colors = colors.max() + 1 if n > 0 else 0
+        compressed = np.zeros((n, max(n_colors, 1)))
+        for lo in range(0, n_colors, width):
+            block = record(x, (colors, seeds, lo), None, args)
+            for k in range(min(width, n_colors - lo)):
+                compressed[:, lo + k] = block[:, k]
+        entries = compressed.ravel()
+        values = np.empty(sources.size)
+        for p in range(sources.size):
+            values[p] = entries[sources[p]]
+        return values
 
     return compile_kernel(kernel, f, python)

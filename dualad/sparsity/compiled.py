@@ -1,15 +1,19 @@
-"""Sparse Jacobians of numba functions: plans made here, passes run by compiled kernels.
+"""Sparse Jacobians and Hessians of numba functions: plans made here, passes run by compiled kernels.
 
 The kernels are dualad.jit.sparse's (transforms.py makes them through dispatch.py and
 passes them in; this layer never imports the compiled path):
 
     kernel("jacobian pattern")(*args)   -> (indptr, indices, n_in)  detection on tracers
     kernel("forward" | "reverse")(*args, *plan) -> the nonzeros in the plan's CSR order
+    kernel("hessian pattern")(*args)    -> (indptr, indices, n_in)
+    kernel("hessian")(*args, colours, seeds, sources) -> H's nonzeros in the plan's CSR order,
+                                        forward-over-reverse per chunk of star colours
 
 A Plan (compressed.py: pattern, colourings) is made once per input structure and shapes,
-with the kernels' plan arrays: (indptr, indices, colours, seeds), seeds ones. The wrapper
-builds the csr_array. check=True runs the forward kernel once more on a one-colour plan
-whose seeds are a random direction v (J·v, one entry per row) and compares.
+with the kernels' plan arrays: (indptr, indices, colours, seeds) for Jacobians, (colours,
+seeds, sources) for Hessians, seeds ones. The wrapper builds the csr_array. check=True runs
+the kernel once more on a one-colour plan whose seeds are a random direction v (J·v or H·v,
+one entry per row) and compares.
 """
 
 from __future__ import annotations
@@ -18,10 +22,11 @@ import numpy as np
 import scipy.sparse
 
 from ..arguments import Inputs, shape_key
-from .compressed import _RANDOM, SparseJacobian, _Sparse, _shape_error
+from .compressed import (_RANDOM, SparseJacobian, _colour_matrix, _dual_passes, _gradient_function,
+                         _gradient_leaves, _shape_error, _Sparse)
 from .detect import hessian_pattern, jacobian_pattern
 
-__all__ = ["CompiledSparseJacobian", "pattern_from", "python_kernel"]
+__all__ = ["CompiledSparseJacobian", "CompiledSparseHessian", "pattern_from", "python_kernel"]
 
 
 def pattern_from(found):
@@ -42,6 +47,17 @@ def python_kernel(twin, argnums, which):
             found = detect(twin, args, argnums)
             return found.indptr.astype(np.int64), found.indices.astype(np.int64), found.shape[1]
         return pattern
+
+    if which == "hessian":
+        def hessian_values(*rest):
+            args, (colors, seeds, sources) = rest[:-3], rest[-3:]
+            gradient = _gradient_function(twin, argnums)
+            inputs = Inputs(gradient, args, argnums)
+            directions = _colour_matrix(colors) * np.asarray(seeds)[:, None]
+            compressed, _ = _dual_passes(gradient, inputs, directions, "Hessian",
+                                         _gradient_leaves(gradient))
+            return compressed.reshape(-1)[sources]
+        return hessian_values
 
     def values(*rest):
         args, (indptr, indices, _, _) = rest[:-4], rest[-4:]
@@ -102,4 +118,48 @@ class CompiledSparseJacobian(_Sparse):
             direction = (np.arange(m + 1, dtype=np.int64), np.zeros(m, dtype=np.int64),
                          np.zeros(n, dtype=np.int64), v)
             self._verify(f, result, self.kernel("forward")(*args, *direction), v, plan)
+        return result
+
+
+class CompiledSparseHessian(_Sparse):
+    """Compressed Hessians of a numba function f: the star-coloured forward-over-reverse
+    passes run in kernel("hessian"), the pattern (sparsity=True) in kernel("hessian pattern")."""
+
+    what = "Hessian"
+    symmetric = True
+
+    def __init__(self, sparsity, check, kernel):
+        super().__init__(sparsity, check)
+        self.kernel = kernel
+        self.arrays = {}
+
+    def detect(self, f, args, argnums):
+        return pattern_from(self.kernel("hessian pattern")(*args))
+
+    def prepared(self, f, args, argnums):
+        """(kernel, plan arrays, Plan) for these arguments: checked and made once per shapes."""
+        key = shape_key(args)
+        found = self.arrays.get(key)
+        if found is None:
+            plan = self.plan(f, args, argnums)
+            n_in = Inputs(f, args, argnums).n
+            if plan.shape != (n_in, n_in):
+                raise _shape_error("Hessian", f, plan.shape, n_in, n_in)
+            colors = plan.colors("star").astype(np.int64)  # int64 always: one compiled signature
+            arrays = (colors, np.ones(len(colors)), np.asarray(plan.sources("star"), np.int64))
+            found = self.arrays[key] = (self.kernel("hessian"), arrays, plan)
+        return found
+
+    def __call__(self, f, args, argnums):
+        kernel, arrays, plan = self.prepared(f, args, argnums)
+        values = kernel(*args, *arrays)
+        # the index arrays copied: scipy changes them in place (eliminate_zeros, ...)
+        result = scipy.sparse.csr_array((values, plan.pattern.indices.astype(np.int64),
+                                         plan.pattern.indptr.astype(np.int64)),
+                                        shape=plan.shape, copy=False)
+        if self.check:
+            n = plan.shape[1]
+            v = _RANDOM.standard_normal(n)
+            direction = (np.zeros(n, dtype=np.int64), v, np.arange(n, dtype=np.int64))
+            self._verify(f, result, kernel(*args, *direction), v, plan)
         return result

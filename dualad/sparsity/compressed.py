@@ -312,13 +312,12 @@ class SparseHessian(_Sparse):
     what = "Hessian"
     symmetric = True
 
-    def __init__(self, sparsity, chunk, check, detect=hessian_pattern):
+    def __init__(self, sparsity, chunk, check):
         super().__init__(sparsity, check)
         self.chunk = chunk
-        self._detect = detect  # (f, args, argnums) -> pattern; a numba function's is compiled
 
     def detect(self, f, args, argnums):
-        return self._detect(f, args, argnums)
+        return hessian_pattern(f, args, argnums)
 
     def __call__(self, f, args, argnums):
         plan = self.plan(f, args, argnums)

@@ -154,7 +154,7 @@ def test_the_kernel_runs_inside_njit_code():
     np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-10)
 
 
-def test_compiled_sparse_hessians_detect_inside_numba():
+def test_compiled_sparse_hessians_detect_and_compute_inside_numba():
     from numba_functions import rosen_vec
     x = np.random.default_rng(3).standard_normal(12)
     hess = dualad.hessian(rosen_vec, sparsity=True, check=True)
@@ -162,6 +162,30 @@ def test_compiled_sparse_hessians_detect_inside_numba():
                                rtol=1e-13, atol=1e-10)
     assert hess.sparsity_plan(x).n_colors("star") == 3
     assert (dualad.hessian_sparsity(rosen_vec)(x) != hess.sparsity_plan(x).pattern).nnz == 0
+    # the values come from the compiled forward-over-reverse kernel, callable from njit code
+    kernel, plan = hess.kernel(x)
+    assert hasattr(kernel, "py_func")
+
+    @numba.njit
+    def trace(x, colors, seeds, sources, diagonal):
+        return np.sum(kernel(x, colors, seeds, sources)[diagonal])
+
+    pattern = hess.sparsity_plan(x).pattern
+    rows = np.repeat(np.arange(x.size), np.diff(pattern.indptr))
+    diagonal = np.flatnonzero(rows == pattern.indices)
+    assert trace(x, *plan, diagonal) == pytest.approx(np.trace(dualad.hessian(rosen_vec, jit=False)(x)),
+                                                      rel=1e-13)
+
+
+def test_compiled_sparse_hessian_of_branches_and_a_given_pattern():
+    for x in (AT_ZERO[:6], ELSEWHERE[:6]):
+        np.testing.assert_allclose(dualad.hessian(energy, sparsity=True)(x).toarray(),
+                                   dualad.hessian(energy, jit=False)(x), rtol=1e-13, atol=1e-12)
+    tridiagonal = scipy.sparse.csr_array(np.eye(6, k=-1) + np.eye(6) + np.eye(6, k=1))
+    with pytest.raises(ValueError, match="misses a nonzero"):  # x2·x5 where x0 > 0
+        dualad.hessian(energy, sparsity=tridiagonal, check=True)(AT_ZERO[:6])
+    with pytest.raises(ValueError, match="shape"):
+        dualad.hessian(energy, sparsity=scipy.sparse.csr_array(np.eye(5)))(ELSEWHERE[:6])
 
 
 @numba.njit
