@@ -116,7 +116,9 @@ def kernel(transform, mode, f, argnums, python, chunk=None):
     made = _Variants(f, argnums, python)
     called = made(module, name, *options)
     pick = _PICKS.get((module, name)) if takes != "chunk" or chunk is None else None
-    compiled_path.kernels.called_from_python(called, _python_call(called, f, argnums, made, pick))
+    between = 1 if transform == "hvp" else 0  # hvp's kernel takes (x, v, *f's other arguments)
+    compiled_path.kernels.called_from_python(called, _python_call(called, f, argnums, made, pick,
+                                                                  between))
     return _picklable(called, transform, f, (("argnums", argnums), ("mode", requested), ("chunk", chunk)))
 
 
@@ -155,7 +157,7 @@ def _forward(name):
 
 def _hessian(made, jit, n, args):
     if n <= jit.kernels.ONE_PASS:  # one symmetric block: the general blocks' type is not compiled
-        return made("kernels", "hessian", max(n, 1), True)
+        return made("kernels", "hessian", jit.kernels.chunk_for(n), True)
     return made("kernels", "hessian", jit.kernels.DEFAULT_CHUNK)
 
 
@@ -185,8 +187,15 @@ def _jacobian(made, jit, n, args):
     picked = made.jacobian_tape
     if n not in picked:
         return _Learning(made(*forward), lambda jac: picked.setdefault(n, jit.auto.pick(
-            False, n, np.size(jac) // max(n, 1), width, compiled_costs())))
+            False, n, _entries(jac) // max(n, 1), width, compiled_costs())))
     return _on_tape(made, jit, ("tape", "jacrev"), forward, args) if picked[n] else made(*forward)
+
+
+def _entries(result):
+    """The number of floats in a kernel's result: an array, or a tuple of them (argnums)."""
+    if isinstance(result, tuple):
+        return sum(_entries(r) for r in result)
+    return np.size(result)
 
 
 class _Learning:
@@ -232,21 +241,22 @@ _PICKS = {("kernels", "value_and_grad"): _forward("value_and_grad"),
           ("auto", "hvp"): _auto_hvp}
 
 
-def _python_call(kernel, f, argnums, made, pick):
+def _python_call(kernel, f, argnums, made, pick, between=0):
     """What a kernel does when Python calls it: keyword arguments bound to f's parameters
-    (numba kernels take positions), then the kernel that pick chooses for this input size N
-    (kept per N, so that a call costs a look-up), or the kernel itself where there is nothing
-    to pick or N cannot be read off (the kernel then gives its own error)."""
+    (numba kernels take positions; `between` kernel arguments that are not f's follow f's
+    first, as hvp's v), then the kernel that pick chooses for this input size N (kept per N,
+    so that a call costs a look-up), or the kernel itself where there is nothing to pick or N
+    cannot be read off (the kernel then gives its own error)."""
     from . import jit
     from .jit.kernels import call_compiled
 
-    signature = _signature(f)
+    signature = _signature(f, between)
     positions = argnums if isinstance(argnums, tuple) else (argnums,)
     chosen_for = {}
 
     def call(*args, **kwargs):
         if kwargs:
-            args = _positional(signature, args, kwargs)
+            args = _positional(signature, args, kwargs, argnums)
         if pick is None:
             return call_compiled(kernel, args)
         first = args[positions[0]] if len(args) > positions[0] else None
@@ -264,18 +274,30 @@ def _python_call(kernel, f, argnums, made, pick):
     return call
 
 
-def _signature(f):
+def _signature(f, between):
+    """The kernel's arguments as a signature: f's, with `between` more after the first."""
     try:
-        return inspect.signature(getattr(f, "py_func", f))
-    except (TypeError, ValueError):
+        signature = inspect.signature(getattr(f, "py_func", f))
+        parameters = list(signature.parameters.values())
+        extra = [inspect.Parameter("v" if k == 0 else f"v{k}", inspect.Parameter.POSITIONAL_ONLY)
+                 for k in range(between)]
+        if between and parameters and parameters[0].kind != inspect.Parameter.POSITIONAL_ONLY:
+            parameters[0] = parameters[0].replace(kind=inspect.Parameter.POSITIONAL_ONLY)
+        return signature.replace(parameters=parameters[:1] + extra + parameters[1:])
+    except (TypeError, ValueError):  # no readable signature, or f names a parameter v
         return None
 
 
-def _positional(signature, args, kwargs):
-    """args and kwargs as f's positional arguments (defaults filled in)."""
+def _positional(signature, args, kwargs, argnums):
+    """args and kwargs as the kernel's positional arguments (f's defaults filled in); the
+    differentiated arguments must come by position, as on the Python path (and in JAX)."""
     if signature is None:
         raise TypeError("compiled kernels take keyword arguments only for functions whose "
                         "signature Python can read; pass them by position")
+    positions = argnums if isinstance(argnums, tuple) else (argnums,)
+    if max(positions) >= len(args):
+        raise ValueError(f"argnums={argnums!r} does not name a positional argument (called with "
+                         f"{len(args)}): pass the differentiated arguments by position")
     bound = signature.bind(*args, **kwargs)
     bound.apply_defaults()
     if bound.kwargs:

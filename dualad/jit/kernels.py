@@ -47,16 +47,18 @@ from .types import (READ_ONLY_INPUT, DualArrayType, DualType, HyperDualType, See
 # Partials per forward pass. Inside njit code a kernel's width is fixed when it compiles
 # (numba compiles every branch a kernel could take at run time): DEFAULT_CHUNK. Called from
 # Python a kernel picks per N (dualad.dispatch) and compiles that width on first use: all N
-# partials in one pass up to ONE_PASS inputs (N = 10: one pass of 10, not two of 8), passes of
-# DEFAULT_CHUNK beyond (wider passes spill registers: Rosenbrock n = 100 took 36 µs in passes
-# of 12 against 25 µs in passes of 8).
+# partials in one pass up to ONE_PASS inputs, in the narrowest of a few WIDTHS that holds N
+# (N = 10: one pass of 12, not two of 8; a few widths, so that calls at many N compile a few
+# kernels), passes of DEFAULT_CHUNK beyond (wider passes spill registers: Rosenbrock
+# n = 100 took 36 µs in passes of 12 against 25 µs in passes of 8).
 DEFAULT_CHUNK = 8
-ONE_PASS = 12
+WIDTHS = (1, 2, 4, 8, 12)
+ONE_PASS = WIDTHS[-1]
 
 
 def chunk_for(n_in):
     """The forward width for n_in inputs, called from Python."""
-    return max(1, n_in) if n_in <= ONE_PASS else DEFAULT_CHUNK
+    return next((w for w in WIDTHS if w >= n_in), DEFAULT_CHUNK)
 
 _MARK = "dualad: cannot compile this derivative kernel"  # in every message _with_hint explains
 
@@ -505,22 +507,22 @@ def hessian(f, python, chunk=None, one_block=False):
     def prepared(x):
         flat = flat_input(x)
         checked_input(flat)
-        return flat, np.zeros((flat.size, flat.size))
+        return flat, np.zeros((np.size(flat), np.size(flat)))
 
     diagonal_block, prepared = _njit_like(diagonal_block, f), _njit_like(prepared, f)
 
     if one_block:
         def kernel(x, *args):
             flat, hess = prepared(x)
-            if flat.size > chunk:
+            if np.size(flat) > chunk:
                 raise ValueError("a one-block Hessian kernel got more inputs than its width")
-            if flat.size > 0:
+            if np.size(flat) > 0:
                 diagonal_block(x, flat, hess, 0, args)
             return hessian_like_input(hess, x)
     else:
         def kernel(x, *args):
             flat, hess = prepared(x)
-            n = flat.size
+            n = np.size(flat)
             for lo1 in range(0, n, chunk):
                 diagonal_block(x, flat, hess, lo1, args)
                 for lo2 in range(lo1 + chunk, n, chunk):
