@@ -162,3 +162,25 @@ def test_a_few_widths_serve_every_n_from_python():
         np.testing.assert_allclose(hessian(np.linspace(0.1, 1.0, 11), 100.0),
                                    dualad.hessian(_python)(np.linspace(0.1, 1.0, 11), 100.0), rtol=1e-13)
     assert not again.made
+
+
+@numba.njit
+def _scaled_map(x, scale=2.0, shift=0.0):
+    return scale * np.sin(x) * x[0] + shift * x ** 2
+
+
+def test_keyword_arguments_in_every_transform_equal_the_python_path():
+    # the kind of the hvp bug: each transform's kernel binds keywords in its own layout
+    x, v = np.linspace(0.1, 1.0, 3), np.array([0.5, -1.0, 2.0])
+    scalar = (_weighted_rosen, {"shift": 2.0})
+    vector = (_scaled_map, {"shift": 2.0, "scale": 0.5})
+    for transform, (f, keywords), extra in [(dualad.value_and_grad, scalar, (100.0,)),
+                                            (dualad.jacfwd, vector, ()), (dualad.jacrev, vector, ()),
+                                            (dualad.jacobian, vector, ())]:
+        got = transform(f)(x, *extra, **keywords)
+        expected = transform(f, jit=False)(x, *extra, **keywords)
+        for g, e in zip(got if isinstance(got, tuple) else (got,),
+                        expected if isinstance(expected, tuple) else (expected,)):
+            np.testing.assert_allclose(g, e, rtol=1e-14, err_msg=transform.__name__)
+    np.testing.assert_allclose(dualad.hvp(_weighted_rosen, mode="forward-over-reverse")(x, v, 1.0, shift=3.0),
+                               dualad.hvp(_python)(x, v, 1.0, shift=3.0), rtol=1e-13)
