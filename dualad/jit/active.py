@@ -13,8 +13,9 @@ weights, partial · scale (float64). That is all the sweep reads.
 
 from llvmlite import ir
 from numba.core import types
-from numba.core.extending import intrinsic, register_jitable
+from numba.core.extending import intrinsic
 
+from .cache import register_jitable
 from .types import make_active
 
 __all__ = ["push", "one_operand", "two_operands", "constant", "HEADER_SLOTS", "NODE_SLOTS"]
