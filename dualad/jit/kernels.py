@@ -32,10 +32,9 @@ import numpy as np
 from numba import _dispatcher
 from numba.core import types
 from numba.core.errors import NumbaError, TypingError
-from numba.core.extending import overload
 
 from . import numpy_overloads, overloads, protocol  # noqa: F401  (register the dual overloads)
-from .cache import attach, set_key
+from .cache import attach, overload, register_jitable, set_key
 from .intrinsics import unit_tuple
 from .overloads import ARRAYS, DUALS
 from .promote import promoting
@@ -480,6 +479,14 @@ def second_derivative(f, python):
     return compile_kernel(kernel, f, python)
 
 
+@register_jitable
+def _prepared_hessian(x):
+    """x's flat inputs, checked, and a zero n × n Hessian."""
+    flat = flat_input(x)
+    checked_input(flat)
+    return flat, np.zeros((flat.size, flat.size))
+
+
 def hessian(f, python, chunk=None, one_block=False):
     """Kernel (x, *args) -> H in HyperDual blocks of `chunk`: a symmetric diagonal block per
     chunk and a general block per pair of chunks. one_block: H is a single symmetric block
@@ -487,28 +494,23 @@ def hessian(f, python, chunk=None, one_block=False):
     chunk = _chunk_or_default(chunk)
     call = seeded_caller(f)
 
-    def diagonal_block(x, flat, hess, lo, args):
-        # symmetric hyper-duals: half the ε1ε2 work
-        store_block(call(x, make_hyper_seed_array(flat, lo, lo, 1, chunk, 0), args), hess, lo, lo)
-
-    def prepared(x):
-        flat = flat_input(x)
-        checked_input(flat)
-        return flat, np.zeros((flat.size, flat.size))
-
-    diagonal_block, prepared = _njit_like(diagonal_block, f), _njit_like(prepared, f)
-
     if one_block:
         def kernel(x, *args):
-            flat, hess = prepared(x)
+            flat, hess = _prepared_hessian(x)
             if flat.size > chunk:
                 raise ValueError("a one-block Hessian kernel got more inputs than its width")
-            if flat.size > 0:
-                diagonal_block(x, flat, hess, 0, args)
+            if flat.size > 0:  # diagonal_block inline: a dispatcher of its own costs a compile
+                store_block(call(x, make_hyper_seed_array(flat, 0, 0, 1, chunk, 0), args), hess, 0, 0)
             return hessian_like_input(hess, x)
     else:
+        def diagonal_block(x, flat, hess, lo, args):
+            # symmetric hyper-duals: half the ε1ε2 work
+            store_block(call(x, make_hyper_seed_array(flat, lo, lo, 1, chunk, 0), args), hess, lo, lo)
+
+        diagonal_block = _njit_like(diagonal_block, f)
+
         def kernel(x, *args):
-            flat, hess = prepared(x)
+            flat, hess = _prepared_hessian(x)
             n = flat.size
             for lo1 in range(0, n, chunk):
                 diagonal_block(x, flat, hess, lo1, args)
@@ -540,7 +542,23 @@ def hvp(f, python, chunk=None):
     return compile_kernel(kernel, f, python)
 
 
+_value_and_gradient = register_jitable(lambda value, gradient: (value, gradient))
+_gradient_only = register_jitable(lambda value, gradient: gradient)
+
+
 def value_and_grad(f, python, chunk=None):
+    return _forward_gradient(f, python, chunk, _value_and_gradient)
+
+
+def grad(f, python, chunk=None):
+    """python: the Python path's value_and_grad, as for every gradient factory. One kernel of
+    its own, not gradient_of(value_and_grad): a second dispatcher costs a compile, and its
+    LLVM optimisation runs over the whole inner kernel again."""
+    return _forward_gradient(f, lambda *args: python(*args)[1], chunk, _gradient_only)
+
+
+def _forward_gradient(f, python, chunk, finish):
+    """The forward gradient kernel (x, *args) -> finish(f, ∇f)."""
     chunk = _chunk_or_default(chunk)
     call = seeded_caller(f)
 
@@ -557,14 +575,9 @@ def value_and_grad(f, python, chunk=None):
                 out = call(x, seed(flat, lo, chunk), args)
             for j in range(min(chunk, n - lo)):
                 grad[lo + j] = out_partial(out, j)
-        return value, shaped_like_input(grad, x)
+        return finish(value, shaped_like_input(grad, x))
 
     return compile_kernel(kernel, f, python)
-
-
-def grad(f, python, chunk=None):
-    """python: the Python path's value_and_grad, as for every gradient factory."""
-    return gradient_of(value_and_grad(f, python, chunk), f)
 
 
 def gradient_of(value_and_grad_kernel, f):
