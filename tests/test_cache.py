@@ -268,3 +268,21 @@ def test_own_entries_are_keyed_by_dualads_fingerprint_and_the_closure(tmp_path, 
     assert cache.identity(add, _own=True) != cache.identity(multiply, _own=True)
     # a function that is not dualad's (a user's primitive) gets no own cache
     assert not isinstance(cache.njit(lambda x: x)._cache, cache._OwnCache)
+
+
+def test_a_data_file_holding_another_entry_is_a_miss_and_a_broken_index_is_replaced(tmp_path):
+    from dualad.jit.cache import _KeyedCacheFile
+
+    files = _KeyedCacheFile(str(tmp_path), "f", "stamp")
+    files.save("key a", "code a")
+    files.save("key b", "code b")
+    assert files.load("key a") == "code a"
+    # two processes saving at once can leave entry b's code where the index lists a's (numba
+    # numbers data files): that is a miss, never b's code for a
+    index = files._load_index()
+    os.replace(tmp_path / index["key b"], tmp_path / index["key a"])
+    assert files.load("key a") is None
+    (tmp_path / "f.nbi").write_bytes(b"not an index")
+    assert files.load("key a") is None
+    files.save("key a", "code a")
+    assert files.load("key a") == "code a"

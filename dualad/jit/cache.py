@@ -155,19 +155,24 @@ class _Forgiving(FunctionCache):
 
 
 class _KeyedCacheFile(IndexDataCacheFile):
-    """numba's index and data files, each entry's data file named by its key. numba numbers
-    them: two processes saving different entries at once could both write entry n, and the
-    index one of them leaves would point at the other's code."""
+    """numba's index and data files, each data file holding its key too. numba numbers data
+    files: two processes saving different entries at once can both write entry n and leave
+    an index pointing at the other's code; here such an entry is a miss, never a load."""
 
     def save(self, key, data):
-        name = self._index_name[:-len(".nbi")] + f".{hashlib.sha256(repr(key).encode()).hexdigest()[:20]}.nbc"
-        self._save_data(name, data)  # before the index: an entry is never listed half-written
+        super().save(key, (key, data))
+
+    def load(self, key):
+        stored = super().load(key)
+        if stored is None or stored[0] != key:
+            return None
+        return stored[1]
+
+    def _load_index(self):
         try:
-            overloads = self._load_index()
-        except Exception:  # a broken index is replaced, not kept failing every load
-            overloads = {}
-        overloads[key] = name
-        self._save_index(overloads)
+            return super()._load_index()
+        except Exception:  # a broken index holds nothing (the next save replaces it)
+            return {}
 
 
 class _KernelCache(_Forgiving):
@@ -259,12 +264,14 @@ class _OwnCache(_Forgiving):
     def __init__(self, py_func, key):
         super().__init__(py_func)
         self._key = hashlib.sha256(repr(key).encode()).hexdigest()
+        # stamped by dualad's fingerprint, not the defining file's: an index written by
+        # another version of dualad is dropped whole, and its data files are reused
         self._cache_file = _KeyedCacheFile(
-            cache_path=self._cache_path, source_stamp=self._cache_file._source_stamp,
+            cache_path=self._cache_path, source_stamp=("dualad", _dualad_fingerprint()),
             filename_base=f"{self._impl.filename_base}.{self._key[:16]}")
 
     def _index_key(self, sig, codegen):
-        return (sig, codegen.magic_tuple(), self._key)
+        return (sig, codegen.magic_tuple(), self._key, _dualad_fingerprint())
 
     def save_overload(self, sig, data):
         if data.library.has_dynamic_globals or data.lifted:
@@ -277,7 +284,7 @@ def own_cache(dispatcher):
     closure's identity; left uncached when its closure holds anything not dualad's own."""
     py_func = dispatcher.py_func
     try:
-        key = ("dualad own", _dualad_fingerprint(), identity(py_func, _own=True),
+        key = ("dualad own", identity(py_func, _own=True),
                repr(sorted(dispatcher.targetoptions.items())))
         dispatcher._cache = _OwnCache(py_func, key)
     except _Uncacheable:

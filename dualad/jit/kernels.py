@@ -542,6 +542,14 @@ def hvp(f, python, chunk=None):
     return compile_kernel(kernel, f, python)
 
 
+# numba compiles its own implementations of np.size, np.empty, min and max in every process
+# that types a call to them (they have no disk cache); kernels, compiled for each user
+# function, call them through these helpers, which load from dualad's cache with numba's
+# code inside (measured: 5 compiles of numba's fewer in a new function's first grad).
+_size = register_jitable(lambda a: np.size(a))
+_empty = register_jitable(lambda shape: np.empty(shape))
+_smaller = register_jitable(lambda a, b: min(a, b))
+_larger = register_jitable(lambda a, b: max(a, b))
 _value_and_gradient = register_jitable(lambda value, gradient: (value, gradient))
 _gradient_only = register_jitable(lambda value, gradient: gradient)
 
@@ -564,16 +572,16 @@ def _forward_gradient(f, python, chunk, finish):
 
     def kernel(x, *args):
         flat = flat_input(x)
-        n = np.size(flat)
+        n = _size(flat)
         # the first pass runs before grad exists: numba frees nothing that the caller of a
         # raising function holds, so an exception in f leaks what is allocated before it
         out = call(x, seed(flat, 0, chunk), args)
         value = out_value(out)
-        grad = np.empty(n)
-        for lo in range(0, max(n, 1), chunk):  # one pass even for no inputs: f's value
+        grad = _empty(n)
+        for lo in range(0, _larger(n, 1), chunk):  # one pass even for no inputs: f's value
             if lo > 0:
                 out = call(x, seed(flat, lo, chunk), args)
-            for j in range(min(chunk, n - lo)):
+            for j in range(_smaller(chunk, n - lo)):
                 grad[lo + j] = out_partial(out, j)
         return finish(value, shaped_like_input(grad, x))
 
@@ -595,13 +603,13 @@ def jacfwd(f, python, chunk=None):
 
     def kernel(x, *args):
         flat = flat_input(x)
-        n = np.size(flat)
+        n = _size(flat)
         out = call(x, seed(flat, 0, chunk), args)
-        jac = np.empty(np.shape(out_partial(out, 0)) + (n,))
+        jac = _empty(np.shape(out_partial(out, 0)) + (n,))
         for lo in range(0, n, chunk):
             if lo > 0:
                 out = call(x, seed(flat, lo, chunk), args)
-            for j in range(min(chunk, n - lo)):
+            for j in range(_smaller(chunk, n - lo)):
                 jac[..., lo + j] = out_partial(out, j)
         return shaped_like_input(jac, x)
 
