@@ -18,16 +18,18 @@ A kernel whose closure holds something without a process-independent identity is
 cached.
 
 dualad's own compiled functions (the overload implementations generated from the rule
-table, the rules' compiled partials, register_jitable helpers) are cached too (``overload``,
-``register_jitable``, ``njit`` here: numba's, with dualad's cache). Each is filed where numba
-files a cached function of dualad's file (its ``__pycache__``, or NUMBA_CACHE_DIR / the
-user-wide cache when the package is read-only), under a key of dualad's source fingerprint
-and the identity of the generated closure (what it closes over: the rule's functions,
-recursively). numba's own key for a closure pickles its cells, and a dispatcher pickles
-with a random id: it would never hit, and it does not see rules.py behind a closure made in
-overloads.py. Only closures made of dualad's own functions are cached (a user's primitive
-has no fingerprint of its source here); those with process-specific contents are not cached
-at all (numba's check, without its warning). Reading a cache that is broken, foreign or unreadable, and writing into a read-only
+table, the rules' compiled partials, register_jitable helpers) are cached too: ``overload``,
+``register_jitable`` and ``njit`` here are numba's with a cache attached. Each is filed where
+numba files a cached function of dualad's file (its ``__pycache__``; NUMBA_CACHE_DIR, or the
+user-wide cache when the package is read-only), one index per generated closure, stamped by
+dualad's source fingerprint and keyed by the closure's identity (what it closes over,
+recursively) and its jit options. numba's own key would not do: it pickles closure cells,
+where a dispatcher pickles with a random id (never a hit), and its stamp is the defining
+file's (a closure made in overloads.py from rules.py). Only closures made of dualad's, NumPy's
+and numba's functions are cached (a user's primitive has no fingerprint here), and no code
+with process-specific globals (numba's check, without its warning).
+
+Reading a cache that is broken, foreign or unreadable, and writing into a read-only
 directory, fall back to compiling, silently (the cache is an optimisation only).
 """
 
@@ -100,7 +102,8 @@ def identity(obj, _seen=None, _own=False):
     if isinstance(obj, type):
         return ("class", _checked(obj.__module__, _own), obj.__qualname__)
     if isinstance(obj, nbtypes.Type):  # a numba type's name spells its key
-        return ("numba type", _checked(type(obj).__module__, _own), type(obj).__qualname__, str(obj))
+        return ("numba type", _checked(type(obj).__module__, _own), type(obj).__qualname__,
+                str(obj))
     if isinstance(obj, _Intrinsic):
         return ("intrinsic", identity(obj._defn, seen, _own))
     if isinstance(obj, np.ndarray):
@@ -108,9 +111,10 @@ def identity(obj, _seen=None, _own=False):
     if isinstance(obj, pytypes.ModuleType):
         return ("module", obj.__name__)
     if isinstance(obj, CPUDispatcher):
-        return ("dispatcher", identity(obj.py_func, seen, _own), repr(sorted(obj.targetoptions.items())))
+        return ("dispatcher", identity(obj.py_func, seen, _own),
+                repr(sorted(obj.targetoptions.items())))
     if isinstance(obj, pytypes.FunctionType):
-        _checked(obj.__module__, _own, ("dualad.", "numpy."))
+        _checked(obj.__module__, _own, ("dualad", "numpy"))  # by code, not by version
         if id(obj) in seen:  # a recursive closure: its identity is already being described
             return ("recursive", obj.__qualname__)
         seen.add(id(obj))
@@ -119,12 +123,14 @@ def identity(obj, _seen=None, _own=False):
     raise _Uncacheable(type(obj).__name__)
 
 
-def _checked(module, own, allowed=("dualad.", "numpy", "numba.", "math", "cmath", "operator", "_operator",
-                                    "builtins")):
+_OWN_MODULES = ("dualad", "numpy", "numba", "math", "cmath", "operator", "_operator", "builtins")
+
+
+def _checked(module, own, allowed=_OWN_MODULES):
     """module, when an own key may mention it: dualad's (in the fingerprint), NumPy's (its
     version is in the fingerprint), numba's (the index holds its version), the standard
     library's builtins."""
-    if own and not (module + ".").startswith(tuple(a if a.endswith(".") else a + "." for a in allowed)):
+    if own and module.split(".")[0] not in allowed:
         raise _Uncacheable(f"{module} is not dualad's")
     return module
 
@@ -282,27 +288,23 @@ class _OwnCache(_Forgiving):
 def own_cache(dispatcher):
     """Give one of dualad's dispatchers a disk cache keyed by dualad's fingerprint and its
     closure's identity; left uncached when its closure holds anything not dualad's own."""
-    py_func = dispatcher.py_func
     try:
-        key = ("dualad own", identity(py_func, _own=True),
+        key = ("dualad own", identity(dispatcher.py_func, _own=True),
                repr(sorted(dispatcher.targetoptions.items())))
-        dispatcher._cache = _OwnCache(py_func, key)
-    except _Uncacheable:
-        pass
-    except Exception:  # no usable cache location (numba raises RuntimeError): compile
+        dispatcher._cache = _OwnCache(dispatcher.py_func, key)
+    except Exception:  # _Uncacheable, or no usable cache location (numba's RuntimeError)
         pass
     return dispatcher
 
 
+def _cached_jit(**options):
+    """numba's jit decorator, the dispatcher cached (own_cache)."""
+    return lambda fn: own_cache(numba_jit(**options)(fn))
+
+
 def njit(fn, **options):
     """numba.njit(fn, **options), cached on disk where fn is dualad's own (own_cache)."""
-    return own_cache(numba_jit(nopython=True, **options)(fn))
-
-
-def _cached_jit(**options):
-    def decorate(fn):
-        return own_cache(numba_jit(**options)(fn))
-    return decorate
+    return _cached_jit(nopython=True, **options)(fn)
 
 
 def overload(func, jit_options=None, strict=True, inline="never", prefer_literal=False, **kwargs):
@@ -314,16 +316,13 @@ def overload(func, jit_options=None, strict=True, inline="never", prefer_literal
     def decorate(overload_func):
         template = make_overload_template(func, overload_func, options, strict, inline,
                                           prefer_literal, **kwargs)
-        cached = type(template.__name__, (template,), {"_get_jit_decorator": _jit_decorator})
+        cached = type(template.__name__, (template,),
+                      {"_get_jit_decorator": lambda template: _cached_jit})
         infer(cached)
         if callable(func):
             infer_global(func, nbtypes.Function(cached))
         return overload_func
     return decorate
-
-
-def _jit_decorator(template):
-    return _cached_jit
 
 
 def register_jitable(*args, **options):
