@@ -1,17 +1,23 @@
 """First use: how long a new user waits, each step in a fresh process.
 
     import dualad                          (numba is imported lazily)
-    first grad / hessian / jacobian        cold: no cache of the user's function or kernels
-    the same, from a warm cache            a new process, the function declared cache=True
+    first grad / hessian / jacobian, in three situations:
+      first use ever      every cache empty: the user's function's, its kernels' and dualad's
+                          own (overload implementations, compiled partials), NUMBA_CACHE_DIR
+                          pointing at a fresh folder
+      new function        dualad's own cache warm (any earlier run of any script), the user's
+                          function new: a script in another folder, so its caches are empty
+      warm cache          the same script again in a new process: everything from disk
     JAX's cold jit of the same gradient    when JAX is installed
 
-The function is a 10-line @njit Rosenbrock (a tanh layer for the Jacobian), in a script
-written to a fresh temporary folder, so its numba cache starts empty. Reported: the median
-and the spread of `--rounds` fresh processes per row. Results: results/first_use.md.
+The function is a 10-line @njit Rosenbrock (a tanh layer for the Jacobian) declared
+cache=True. Reported: the median and the spread of `--rounds` fresh processes per row.
+Results: results/first_use.md.
 """
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -71,11 +77,15 @@ print(json.dumps({"first_call": time.perf_counter() - start}))
 '''
 
 
-def _run(script, folder, *args):
+def _run(script, folder, *args, cache_dir=None):
     path = Path(folder) / "script.py"
     path.write_text(textwrap.dedent(script))
+    env = dict(os.environ)
+    env.pop("NUMBA_CACHE_DIR", None)
+    if cache_dir is not None:
+        env["NUMBA_CACHE_DIR"] = str(cache_dir)
     done = subprocess.run([sys.executable, str(path), *args], capture_output=True, text=True,
-                          cwd=folder, timeout=600)
+                          cwd=folder, env=env, timeout=600)
     if done.returncode != 0:
         raise RuntimeError(done.stderr[-2000:])
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -95,30 +105,34 @@ def main(argv=None):
     rounds = 1 if args.quick else args.rounds
     rows, imports = [], []
     for what in ("grad", "hessian", "jacobian"):
-        cold, warm = [], []
+        times = {"ever": [], "new": [], "warm": []}
         for _ in range(rounds):
-            with tempfile.TemporaryDirectory() as folder:
-                first = _run(SCRIPT, folder, what)
-                second = _run(SCRIPT, folder, what)  # a new process, the caches now warm
-            cold.append(first["first_call"])
-            warm.append(second["first_call"])
-            imports += [first["import"], second["import"]]
-        rows.append([f"first {what}", _summary(cold), _summary(warm)])
-    rows.insert(0, ["import dualad", _summary(imports), _summary(imports)])
+            with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as first, \
+                    tempfile.TemporaryDirectory() as other:
+                runs = {"ever": _run(SCRIPT, first, what, cache_dir=cache),
+                        "new": _run(SCRIPT, other, what, cache_dir=cache),  # dualad's cache warm
+                        "warm": _run(SCRIPT, other, what, cache_dir=cache)}  # all warm
+            for row, run in runs.items():
+                times[row].append(run["first_call"])
+                imports.append(run["import"])
+        rows.append([f"first {what}"] + [_summary(times[row]) for row in ("ever", "new", "warm")])
+    rows.insert(0, ["import dualad"] + [_summary(imports)] * 3)
     try:
         import jax  # noqa: F401
         jax_times = []
         for _ in range(rounds):
             with tempfile.TemporaryDirectory() as folder:
                 jax_times.append(_run(JAX_SCRIPT, folder)["first_call"])
-        rows.append(["JAX: jit(grad) first call", _summary(jax_times), "—"])
+        rows.append(["JAX: jit(grad) first call", _summary(jax_times), "—", "—"])
     except ImportError:
-        rows.append(["JAX: jit(grad) first call", "not installed", "—"])
+        rows.append(["JAX: jit(grad) first call", "not installed", "—", "—"])
     text = ("First use, each in a fresh process (median ± half the range of "
             f"{rounds} round{'s' * (rounds != 1)}): Rosenbrock n = 10 (@njit, cache=True) for grad "
-            "and hessian, tanh(W x) 3×10 for jacobian; cold = empty caches, warm = a second "
-            "process over the first one's caches.\n\n"
-            + table(["step", "cold", "warm cache"], rows))
+            "and hessian, tanh(W x) 3×10 for jacobian. First use ever: every cache empty, "
+            "dualad's own included; new function: dualad's own cache warm, the user's function "
+            "and its kernels compiled (the usual first call after any earlier run); warm cache: "
+            "a second process over the same caches.\n\n"
+            + table(["step", "first use ever", "new function", "warm cache"], rows))
     print(text)
     save("first_use", text)
 

@@ -175,3 +175,114 @@ def test_a_new_process_loads_every_kernel_without_compiling(tmp_path):
     assert runs[0]["compiled"] > 0
     assert runs[1]["compiled"] == 0
     assert runs[1]["results"] == runs[0]["results"]
+
+
+OWN_FUNCTIONS = """
+import json, warnings
+warnings.simplefilter("error")  # a warning fails the run
+import numba, numpy as np, dualad
+from numba.core import event
+from dualad.jit.cache import _OwnCache
+
+own = []
+
+
+class Listener(event.Listener):
+    def on_start(self, ev):
+        if isinstance(getattr(ev.data.get("dispatcher"), "_cache", None), _OwnCache):
+            own.append(ev.data["dispatcher"].py_func.__qualname__)
+
+    def on_end(self, ev):
+        pass
+
+
+@numba.njit
+def f(x):
+    return np.sin(x[0]) * x[1] ** 2 + x[0] / x[1]
+
+
+x = np.array([0.5, 2.0])
+with event.install_listener("numba:compile", Listener()):
+    results = [dualad.grad(f)(x).tolist(), dualad.hessian(f)(x).tolist()]
+print(json.dumps({"own": len(own), "results": results}))
+"""
+
+
+def _own_run(folder, cache_dir):
+    path = os.path.join(folder, "own.py")
+    with open(path, "w") as script:
+        script.write(OWN_FUNCTIONS)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir))
+    done = subprocess.run([sys.executable, path], capture_output=True, text=True, cwd=folder,
+                          env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stderr == ""  # no warnings (the script turns them into errors, too)
+    return json.loads(done.stdout)
+
+
+def test_dualads_own_functions_load_in_a_new_process_and_a_broken_cache_recompiles(tmp_path):
+    # issue 15.2: dualad's overload implementations and compiled partials are compiled once
+    # and loaded by every later process, for a new user function too (f is not cache=True)
+    cache_dir = tmp_path / "cache"
+    first = _own_run(tmp_path, cache_dir)
+    assert first["own"] > 0
+    second = _own_run(tmp_path, cache_dir)
+    assert second == {"own": 0, "results": first["results"]}
+    # every index and data file overwritten with garbage: compiled again, no error, no warning
+    for entry in cache_dir.rglob("*"):
+        if entry.is_file():
+            entry.write_bytes(b"not a cache file")
+    broken = _own_run(tmp_path, cache_dir)
+    assert broken["own"] > 0 and broken["results"] == first["results"]
+    assert _own_run(tmp_path, cache_dir)["own"] == 0  # the garbage was replaced
+    # a cache directory that cannot be made (it lies under a regular file; chmod does not stop
+    # root): numba's next location is used or nothing is cached, without error or warning
+    (tmp_path / "a_file").write_text("")
+    assert _own_run(tmp_path, tmp_path / "a_file" / "cache")["results"] == first["results"]
+
+
+def test_own_entries_are_keyed_by_dualads_fingerprint_and_the_closure(tmp_path, monkeypatch):
+    import numba
+
+    from dualad.jit import cache, overloads
+    from dualad.jit.types import DualType
+    from dualad.rules import RULES
+
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path))
+    partial = RULES["multiply"].first[0]
+
+    def loaded():
+        compiled = cache.njit(partial)
+        assert isinstance(compiled._cache, cache._OwnCache)
+        compiled(2.0, 3.0, 6.0)
+        return sum(compiled._cache_hits.values()) == 1
+
+    assert not loaded()  # compiled and saved
+    assert loaded()
+    monkeypatch.setattr(cache, "_dualad_fingerprint", lambda: "another version of dualad")
+    assert not loaded()
+    # one generated closure per rule: the key tells them apart by what they close over
+    pair = (DualType(2), DualType(2))
+    add, multiply = (overloads._binary_scalar(RULES[name])(*pair) for name in ("add", "multiply"))
+    assert add.__qualname__ == multiply.__qualname__
+    assert cache.identity(add, _own=True) != cache.identity(multiply, _own=True)
+    # a function that is not dualad's (a user's primitive) gets no own cache
+    assert not isinstance(cache.njit(lambda x: x)._cache, cache._OwnCache)
+
+
+def test_a_data_file_holding_another_entry_is_a_miss_and_a_broken_index_is_replaced(tmp_path):
+    from dualad.jit.cache import _KeyedCacheFile
+
+    files = _KeyedCacheFile(str(tmp_path), "f", "stamp")
+    files.save("key a", "code a")
+    files.save("key b", "code b")
+    assert files.load("key a") == "code a"
+    # two processes saving at once can leave entry b's code where the index lists a's (numba
+    # numbers data files): that is a miss, never b's code for a
+    index = files._load_index()
+    os.replace(tmp_path / index["key b"], tmp_path / index["key a"])
+    assert files.load("key a") is None
+    (tmp_path / "f.nbi").write_bytes(b"not an index")
+    assert files.load("key a") is None
+    files.save("key a", "code a")
+    assert files.load("key a") == "code a"

@@ -14,8 +14,9 @@ weights, partial · scale (float64). That is all the sweep reads.
 import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, types
-from numba.core.extending import intrinsic, overload, register_jitable
+from numba.core.extending import intrinsic
 
+from .cache import overload, register_jitable
 from .types import DualType, make_active, make_dual
 
 __all__ = ["push", "one_operand", "two_operands", "constant", "passes_nothing", "primal_of",

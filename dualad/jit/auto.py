@@ -19,10 +19,9 @@ import math
 
 import numba
 from numba.core.errors import NumbaError
-from numba.core.extending import overload, register_jitable
 
 from . import dual_tape, kernels, tape
-from .cache import set_key
+from .cache import overload, register_jitable, set_key
 from .tuples import input_size, total_size
 from .runtime import int_pointer, pool_address
 

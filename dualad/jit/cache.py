@@ -15,7 +15,21 @@ which returned one function's gradient for another's. Here instead a kernel is f
   fingerprint of dualad's source and the NumPy version.
 
 A kernel whose closure holds something without a process-independent identity is not
-cached. Reading a cache that is broken, foreign or unreadable, and writing into a read-only
+cached.
+
+dualad's own compiled functions (the overload implementations generated from the rule
+table, the rules' compiled partials, register_jitable helpers) are cached too: ``overload``,
+``register_jitable`` and ``njit`` here are numba's with a cache attached. Each is filed where
+numba files a cached function of dualad's file (its ``__pycache__``; NUMBA_CACHE_DIR, or the
+user-wide cache when the package is read-only), one index per generated closure, stamped by
+dualad's source fingerprint and keyed by the closure's identity (what it closes over,
+recursively) and its jit options. numba's own key would not do: it pickles closure cells,
+where a dispatcher pickles with a random id (never a hit), and its stamp is the defining
+file's (a closure made in overloads.py from rules.py). Only closures made of dualad's, NumPy's
+and numba's functions are cached (a user's primitive has no fingerprint here), and no code
+with process-specific globals (numba's check, without its warning).
+
+Reading a cache that is broken, foreign or unreadable, and writing into a read-only
 directory, fall back to compiling, silently (the cache is an optimisation only).
 """
 
@@ -27,10 +41,14 @@ import os
 import types as pytypes
 
 import numpy as np
+from numba import jit as numba_jit
+from numba.core import types as nbtypes
 from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile
+from numba.core.extending import _Intrinsic, _overload_default_jit_options, infer
 from numba.core.registry import CPUDispatcher
+from numba.core.typing.templates import infer_global, make_overload_template
 
-__all__ = ["identity", "attach", "set_key"]
+__all__ = ["identity", "attach", "set_key", "overload", "register_jitable", "njit"]
 
 
 class _Uncacheable(Exception):
@@ -64,8 +82,10 @@ def _code_identity(code):
             hashlib.sha256(code.co_code).hexdigest(), consts, code.co_names)
 
 
-def identity(obj, _seen=None):
-    """A process-independent description of obj, for cache keys; _Uncacheable if none."""
+def identity(obj, _seen=None, _own=False):
+    """A process-independent description of obj, for cache keys; _Uncacheable if none.
+    With _own, only dualad's functions may appear in it (their source is in the
+    fingerprint; another package's function may change under the same bytecode's key)."""
     seen = set() if _seen is None else _seen
     key = getattr(obj, "__dualad_key__", None)
     if key is _UNCACHEABLE:
@@ -75,20 +95,44 @@ def identity(obj, _seen=None):
     if obj is None or isinstance(obj, (bool, int, float, str, bytes, np.number)):
         return (type(obj).__name__, repr(obj))
     if isinstance(obj, tuple):
-        return ("tuple",) + tuple(identity(o, seen) for o in obj)
+        return ("tuple",) + tuple(identity(o, seen, _own) for o in obj)
+    if isinstance(obj, (np.ufunc, pytypes.BuiltinFunctionType)):  # np.sin, math.sin, abs
+        return (type(obj).__name__, _checked(getattr(obj, "__module__", None) or "numpy", _own),
+                obj.__name__)
+    if isinstance(obj, type):
+        return ("class", _checked(obj.__module__, _own), obj.__qualname__)
+    if isinstance(obj, nbtypes.Type):  # a numba type's name spells its key
+        return ("numba type", _checked(type(obj).__module__, _own), type(obj).__qualname__,
+                str(obj))
+    if isinstance(obj, _Intrinsic):
+        return ("intrinsic", identity(obj._defn, seen, _own))
     if isinstance(obj, np.ndarray):
         return ("ndarray", str(obj.dtype), obj.shape, hashlib.sha256(obj.tobytes()).hexdigest())
     if isinstance(obj, pytypes.ModuleType):
         return ("module", obj.__name__)
     if isinstance(obj, CPUDispatcher):
-        return ("dispatcher", identity(obj.py_func, seen), repr(sorted(obj.targetoptions.items())))
+        return ("dispatcher", identity(obj.py_func, seen, _own),
+                repr(sorted(obj.targetoptions.items())))
     if isinstance(obj, pytypes.FunctionType):
+        _checked(obj.__module__, _own, ("dualad", "numpy"))  # by code, not by version
         if id(obj) in seen:  # a recursive closure: its identity is already being described
             return ("recursive", obj.__qualname__)
         seen.add(id(obj))
-        cells = tuple(identity(c.cell_contents, seen) for c in obj.__closure__ or ())
+        cells = tuple(identity(c.cell_contents, seen, _own) for c in obj.__closure__ or ())
         return ("function", _module_name(obj.__module__), _code_identity(obj.__code__), cells)
     raise _Uncacheable(type(obj).__name__)
+
+
+_OWN_MODULES = ("dualad", "numpy", "numba", "math", "cmath", "operator", "_operator", "builtins")
+
+
+def _checked(module, own, allowed=_OWN_MODULES):
+    """module, when an own key may mention it: dualad's (in the fingerprint), NumPy's (its
+    version is in the fingerprint), numba's (the index holds its version), the standard
+    library's builtins."""
+    if own and module.split(".")[0] not in allowed:
+        raise _Uncacheable(f"{module} is not dualad's")
+    return module
 
 
 def _module_name(name):
@@ -116,6 +160,27 @@ class _Forgiving(FunctionCache):
             pass
 
 
+class _KeyedCacheFile(IndexDataCacheFile):
+    """numba's index and data files, each data file holding its key too. numba numbers data
+    files: two processes saving different entries at once can both write entry n and leave
+    an index pointing at the other's code; here such an entry is a miss, never a load."""
+
+    def save(self, key, data):
+        super().save(key, (key, data))
+
+    def load(self, key):
+        stored = super().load(key)
+        if stored is None or stored[0] != key:
+            return None
+        return stored[1]
+
+    def _load_index(self):
+        try:
+            return super()._load_index()
+        except Exception:  # a broken index holds nothing (the next save replaces it)
+            return {}
+
+
 class _KernelCache(_Forgiving):
     """numba's function cache, filed beside the user's function and keyed as the module says."""
 
@@ -129,9 +194,9 @@ class _KernelCache(_Forgiving):
         kernel_name = kernel_fn.__qualname__.replace("<locals>.", "").replace("<", "").replace(">", "")
         impl._filename_base = f"{user_impl.filename_base}.dualad.{kernel_name}"
         self._cache_path = user_cache.cache_path
-        self._cache_file = IndexDataCacheFile(cache_path=self._cache_path,
-                                              filename_base=impl._filename_base,
-                                              source_stamp=user_impl.locator.get_source_stamp())
+        self._cache_file = _KeyedCacheFile(cache_path=self._cache_path,
+                                           filename_base=impl._filename_base,
+                                           source_stamp=user_impl.locator.get_source_stamp())
         self._key = hashlib.sha256(repr(key).encode()).hexdigest()
         self.enable()
 
@@ -195,3 +260,75 @@ def attach(dispatcher, user_function):
         except Exception:  # no usable cache location: compile every time
             pass
     return dispatcher
+
+
+# ---- dualad's own compiled functions -----------------------------------------------------------
+class _OwnCache(_Forgiving):
+    """numba's cache of one of dualad's functions (an overload implementation, a compiled
+    partial), located as numba locates dualad's file, one index per closure identity."""
+
+    def __init__(self, py_func, key):
+        super().__init__(py_func)
+        self._key = hashlib.sha256(repr(key).encode()).hexdigest()
+        # stamped by dualad's fingerprint, not the defining file's: an index written by
+        # another version of dualad is dropped whole, and its data files are reused
+        self._cache_file = _KeyedCacheFile(
+            cache_path=self._cache_path, source_stamp=("dualad", _dualad_fingerprint()),
+            filename_base=f"{self._impl.filename_base}.{self._key[:16]}")
+
+    def _index_key(self, sig, codegen):
+        return (sig, codegen.magic_tuple(), self._key, _dualad_fingerprint())
+
+    def save_overload(self, sig, data):
+        if data.library.has_dynamic_globals or data.lifted:
+            return  # process-specific (numba would warn and not cache it): stays in memory
+        super().save_overload(sig, data)
+
+
+def own_cache(dispatcher):
+    """Give one of dualad's dispatchers a disk cache keyed by dualad's fingerprint and its
+    closure's identity; left uncached when its closure holds anything not dualad's own."""
+    try:
+        key = ("dualad own", identity(dispatcher.py_func, _own=True),
+               repr(sorted(dispatcher.targetoptions.items())))
+        dispatcher._cache = _OwnCache(dispatcher.py_func, key)
+    except Exception:  # _Uncacheable, or no usable cache location (numba's RuntimeError)
+        pass
+    return dispatcher
+
+
+def _cached_jit(**options):
+    """numba's jit decorator, the dispatcher cached (own_cache)."""
+    return lambda fn: own_cache(numba_jit(**options)(fn))
+
+
+def njit(fn, **options):
+    """numba.njit(fn, **options), cached on disk where fn is dualad's own (own_cache)."""
+    return _cached_jit(nopython=True, **options)(fn)
+
+
+def overload(func, jit_options=None, strict=True, inline="never", prefer_literal=False, **kwargs):
+    """numba's @overload whose implementations are cached on disk (own_cache): numba compiles
+    each implementation as a dispatcher of its own, through the template's jit decorator,
+    which is the one thing this template changes."""
+    options = dict(_overload_default_jit_options, **(jit_options or {}))
+
+    def decorate(overload_func):
+        template = make_overload_template(func, overload_func, options, strict, inline,
+                                          prefer_literal, **kwargs)
+        cached = type(template.__name__, (template,),
+                      {"_get_jit_decorator": lambda template: _cached_jit})
+        infer(cached)
+        if callable(func):
+            infer_global(func, nbtypes.Function(cached))
+        return overload_func
+    return decorate
+
+
+def register_jitable(*args, **options):
+    """numba's register_jitable, its implementation cached on disk (own_cache)."""
+    def wrap(fn):
+        inline = options.pop("inline", "never")
+        overload(fn, jit_options=options, inline=inline, strict=False)(lambda *a, **k: fn)
+        return fn
+    return wrap if options or not args else wrap(*args)

@@ -20,7 +20,7 @@ import numba
 import numpy as np
 from numba.core import types
 from numba.core.errors import TypingError
-from numba.core.extending import overload, register_jitable
+from .cache import overload, register_jitable
 
 from .intrinsics import unit_tuple
 from .kernels import _chunk_or_default, _input_problem, compile_kernel

@@ -31,10 +31,9 @@ import numpy as np
 from numba import _dispatcher
 from numba.core import types
 from numba.core.errors import NumbaError, TypingError
-from numba.core.extending import overload
 
 from . import numpy_overloads, overloads, protocol  # noqa: F401  (register the dual overloads)
-from .cache import attach, set_key
+from .cache import attach, overload, register_jitable, set_key
 from .intrinsics import unit_tuple
 from .overloads import ARRAYS, DUALS
 from .promote import promoting
@@ -493,6 +492,14 @@ def second_derivative(f, python):
     return compile_kernel(kernel, f, python)
 
 
+@register_jitable
+def _prepared_hessian(x):
+    """x's flat inputs, checked, and a zero n × n Hessian."""
+    flat = flat_input(x)
+    checked_input(flat)
+    return flat, np.zeros((np.size(flat), np.size(flat)))
+
+
 def hessian(f, python, chunk=None, one_block=False):
     """Kernel (x, *args) -> H in HyperDual blocks of `chunk`: a symmetric diagonal block per
     chunk and a general block per pair of chunks. one_block: H is a single symmetric block
@@ -500,28 +507,23 @@ def hessian(f, python, chunk=None, one_block=False):
     chunk = _chunk_or_default(chunk)
     call = seeded_caller(f)
 
-    def diagonal_block(x, flat, hess, lo, args):
-        # symmetric hyper-duals: half the ε1ε2 work
-        store_block(call(x, make_hyper_seed_array(flat, lo, lo, 1, chunk, 0), args), hess, lo, lo)
-
-    def prepared(x):
-        flat = flat_input(x)
-        checked_input(flat)
-        return flat, np.zeros((np.size(flat), np.size(flat)))
-
-    diagonal_block, prepared = _njit_like(diagonal_block, f), _njit_like(prepared, f)
-
     if one_block:
         def kernel(x, *args):
-            flat, hess = prepared(x)
+            flat, hess = _prepared_hessian(x)
             if np.size(flat) > chunk:
                 raise ValueError("a one-block Hessian kernel got more inputs than its width")
-            if np.size(flat) > 0:
-                diagonal_block(x, flat, hess, 0, args)
+            if np.size(flat) > 0:  # diagonal_block inline: a dispatcher of its own costs a compile
+                store_block(call(x, make_hyper_seed_array(flat, 0, 0, 1, chunk, 0), args), hess, 0, 0)
             return hessian_like_input(hess, x)
     else:
+        def diagonal_block(x, flat, hess, lo, args):
+            # symmetric hyper-duals: half the ε1ε2 work
+            store_block(call(x, make_hyper_seed_array(flat, lo, lo, 1, chunk, 0), args), hess, lo, lo)
+
+        diagonal_block = _njit_like(diagonal_block, f)
+
         def kernel(x, *args):
-            flat, hess = prepared(x)
+            flat, hess = _prepared_hessian(x)
             n = np.size(flat)
             for lo1 in range(0, n, chunk):
                 diagonal_block(x, flat, hess, lo1, args)
@@ -553,31 +555,61 @@ def hvp(f, python, chunk=None):
     return compile_kernel(kernel, f, python)
 
 
+# numba compiles its own implementations of np.size, np.empty, min and max in every process
+# that types a call to them (they have no disk cache); kernels, compiled for each user
+# function, call them through these helpers, which load from dualad's cache with numba's
+# code inside (measured: 5 compiles of numba's fewer in a new function's first grad, 36 in
+# a first jacobian).
+_size = register_jitable(lambda a: np.size(a))
+_empty = register_jitable(lambda shape: np.empty(shape))
+_smaller = register_jitable(lambda a, b: min(a, b))
+_larger = register_jitable(lambda a, b: max(a, b))
+_jacobian_like = register_jitable(lambda partial, n: np.empty(np.shape(partial) + (n,)))
+
+
+@register_jitable
+def _set_column(jac, k, column):
+    # numba's code for this store formats its broadcast error message: some 40 of numba's
+    # string functions, 3 s of compiling, cached here with it
+    jac[..., k] = column
+
+
+_value_and_gradient = register_jitable(lambda value, gradient: (value, gradient))
+_gradient_only = register_jitable(lambda value, gradient: gradient)
+
+
 def value_and_grad(f, python, chunk=None):
+    return _forward_gradient(f, python, chunk, _value_and_gradient)
+
+
+def grad(f, python, chunk=None):
+    """python: the Python path's value_and_grad, as for every gradient factory. One kernel of
+    its own, not gradient_of(value_and_grad): a second dispatcher costs a compile, and its
+    LLVM optimisation runs over the whole inner kernel again."""
+    return _forward_gradient(f, lambda *args: python(*args)[1], chunk, _gradient_only)
+
+
+def _forward_gradient(f, python, chunk, finish):
+    """The forward gradient kernel (x, *args) -> finish(f, ∇f)."""
     chunk = _chunk_or_default(chunk)
     call = seeded_caller(f)
 
     def kernel(x, *args):
         flat = flat_input(x)
-        n = np.size(flat)
+        n = _size(flat)
         # the first pass runs before grad exists: numba frees nothing that the caller of a
         # raising function holds, so an exception in f leaks what is allocated before it
         out = call(x, seed(flat, 0, chunk), args)
         value = out_value(out)
-        grad = np.empty(n)
-        for lo in range(0, max(n, 1), chunk):  # one pass even for no inputs: f's value
+        grad = _empty(n)
+        for lo in range(0, _larger(n, 1), chunk):  # one pass even for no inputs: f's value
             if lo > 0:
                 out = call(x, seed(flat, lo, chunk), args)
-            for j in range(min(chunk, n - lo)):
+            for j in range(_smaller(chunk, n - lo)):
                 grad[lo + j] = out_partial(out, j)
-        return value, shaped_like_input(grad, x)
+        return finish(value, shaped_like_input(grad, x))
 
     return compile_kernel(kernel, f, python)
-
-
-def grad(f, python, chunk=None):
-    """python: the Python path's value_and_grad, as for every gradient factory."""
-    return gradient_of(value_and_grad(f, python, chunk), f)
 
 
 def gradient_of(value_and_grad_kernel, f):
@@ -595,14 +627,14 @@ def jacfwd(f, python, chunk=None):
 
     def kernel(x, *args):
         flat = flat_input(x)
-        n = np.size(flat)
+        n = _size(flat)
         out = call(x, seed(flat, 0, chunk), args)
-        jac = np.empty(np.shape(out_partial(out, 0)) + (n,))
+        jac = _jacobian_like(out_partial(out, 0), n)
         for lo in range(0, n, chunk):
             if lo > 0:
                 out = call(x, seed(flat, lo, chunk), args)
-            for j in range(min(chunk, n - lo)):
-                jac[..., lo + j] = out_partial(out, j)
+            for j in range(_smaller(chunk, n - lo)):
+                _set_column(jac, lo + j, out_partial(out, j))
         return shaped_like_input(jac, x)
 
     return compile_kernel(kernel, f, python)

@@ -15,11 +15,11 @@ import numpy as np
 from numba import literal_unroll
 from numba.core import types
 from numba.core.errors import TypingError
-from numba.core.extending import overload, register_jitable
 
 from ..primitives import subscribe
 from ..rules import RULES
 from . import tracer
+from .cache import overload, register_jitable
 from .overloads import (ARRAYS, DUALS, RULE_JIT, SCALARS, element_or_whole, entry_points,
                         first_of, new_array, one_element_type, second_of)
 from .protocol import as_dual_array, scalar_pair, sequence_of

@@ -21,13 +21,13 @@ import numba
 import numpy as np
 from numba.core import types
 from numba.core.errors import NumbaError, TypingError
-from numba.core.extending import overload, register_jitable
 
 from .. import rules
 from ..primitives import subscribe
 from ..rules import RULES
-from . import tracer
+from . import cache, tracer
 from .active import constant, one_operand, two_operands
+from .cache import overload, register_jitable
 from .types import (ARRAYS, NUMBER, ActiveType, DualArrayType, DualType, HyperDualType, TracerType,
                     element_of, make_dual, make_dual_array, make_hyper, make_hyper_sym,
                     store_element)
@@ -105,8 +105,8 @@ for _rule in RULES.values():
 def compiled_partial(partial, arity):
     """A rule's partial compiled for scalars; identically zero when the rule says None."""
     if partial is None:
-        return numba.njit(lambda x, y: 0.0) if arity == 1 else numba.njit(lambda x, z, y: 0.0)
-    return numba.njit(partial, **RULE_JIT)
+        return cache.njit(lambda x, y: 0.0) if arity == 1 else cache.njit(lambda x, z, y: 0.0)
+    return cache.njit(partial, **RULE_JIT)
 
 
 @overload(rules.power_of, jit_options=RULE_JIT)
@@ -161,8 +161,8 @@ def _compiled_second(rule, key):
     second = rule.second[key]
     if second is None:
         zero = (lambda x, y, d: 0.0) if rule.arity == 1 else (lambda x, z, y: 0.0)
-        return False, numba.njit(zero)
-    return True, numba.njit(second, **RULE_JIT)
+        return False, cache.njit(zero)
+    return True, cache.njit(second, **RULE_JIT)
 
 
 # ---- scalar duals and hyper-duals ------------------------------------------------------------------

@@ -32,7 +32,7 @@ import numba
 import numpy as np
 from numba.core import types
 from numba.core.errors import TypingError
-from numba.core.extending import overload, register_jitable
+from .cache import overload, register_jitable
 
 from . import dual_tape
 from .active import NODE_SLOTS

@@ -34,10 +34,10 @@ import numba
 import numpy as np
 from numba.core import types
 from numba.core.errors import TypingError
-from numba.core.extending import overload, register_jitable
 
 from . import overloads
 from .active import HEADER_SLOTS, NODE_SLOTS, node_slots
+from .cache import overload, register_jitable
 from .protocol import checked_index
 from .kernels import compile_kernel, gradient_of, seeded_caller
 from .tuples import flat_input, shaped_like_input

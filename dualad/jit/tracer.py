@@ -18,7 +18,7 @@ The flags sit in the node's first weight word as a float (SELF + CROSS + OTHER);
 over the recording (sparse.py) reads them back. Every node's first parent is a node.
 """
 
-from numba.core.extending import register_jitable
+from .cache import register_jitable
 
 from .active import push
 from .types import make_tracer

@@ -18,8 +18,8 @@ its own numba type (a tuple may mix floats and arrays).
 import numpy as np
 from numba.core import types
 from numba.core.errors import TypingError
-from numba.core.extending import overload
 
+from .cache import overload
 from .types import compiled_only
 
 __all__ = ["flat_input", "input_size", "total_size", "as_input", "shaped_like_input", "hessian_like_input", "is_leaf_tuple"]
