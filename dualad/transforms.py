@@ -106,40 +106,36 @@ def _sparse_jacobian(f, jit, argnums, has_aux, mode, chunk, sparsity, check):
 
 
 def _compiled_sparse_jacobian(f, argnums, has_aux, mode, chunk, sparsity, check):
-    """A numba function's sparse Jacobian: pattern and passes compiled, the csr_array made
-    here. .sparsity_plan(*args) as on the Python path; .kernel(*args) gives (kernel, plan):
-    kernel(*args, *plan) returns the nonzeros in plan's CSR order (plan: indptr, indices,
-    colours, seeds) and is callable from @njit code."""
-    _no_compiled_aux(has_aux)
-    compiled = dispatch.compiled_function(f)
-    sparse = CompiledSparseJacobian(sparsity, mode, chunk, check, _sparse_kernels(f, argnums, chunk),
-                                    lambda args: np.size(compiled(*args)))
-
-    @functools.wraps(compiled.py_func)
-    def jacobian_fn(*args):
-        return sparse(compiled, args, argnums)
-
-    jacobian_fn.sparsity_plan = lambda *args: sparse.plan(compiled, args, argnums)
-    jacobian_fn.kernel = lambda *args: sparse.prepared(compiled, args, argnums)[:2]
-    return jacobian_fn
+    """A numba function's sparse Jacobian: pattern and passes compiled (_compiled_sparse;
+    the plan: indptr, indices, colours, seeds)."""
+    return _compiled_sparse(f, argnums, has_aux, lambda compiled: CompiledSparseJacobian(
+        sparsity, mode, chunk, check, _sparse_kernels(f, argnums, chunk),
+        lambda args: np.size(compiled(*args))))
 
 
 def _compiled_sparse_hessian(f, argnums, has_aux, chunk, sparsity, check):
-    """A numba function's sparse Hessian: pattern and forward-over-reverse passes compiled,
-    the csr_array made here. .sparsity_plan(*args) as on the Python path; .kernel(*args)
-    gives (kernel, plan): kernel(*args, *plan) returns the nonzeros in the pattern's CSR order
-    (plan: star colours, seeds, sources) and is callable from @njit code."""
+    """A numba function's sparse Hessian: pattern and forward-over-reverse passes compiled
+    (_compiled_sparse; the plan: star colours, seeds, sources)."""
+    return _compiled_sparse(f, argnums, has_aux, lambda compiled: CompiledSparseHessian(
+        sparsity, check, _sparse_kernels(f, argnums, chunk)))
+
+
+def _compiled_sparse(f, argnums, has_aux, make):
+    """The transform of numba function f that make(f's dispatcher) computes sparse, the
+    csr_array made here. .sparsity_plan(*args) as on the Python path; .kernel(*args) gives
+    (kernel, plan): kernel(*args, *plan) returns the nonzeros in the pattern's CSR order and
+    is callable from @njit code."""
     _no_compiled_aux(has_aux)
     compiled = dispatch.compiled_function(f)
-    sparse = CompiledSparseHessian(sparsity, check, _sparse_kernels(f, argnums, chunk))
+    sparse = make(compiled)
 
     @functools.wraps(compiled.py_func)
-    def hessian_fn(*args):
+    def sparse_fn(*args):
         return sparse(compiled, args, argnums)
 
-    hessian_fn.sparsity_plan = lambda *args: sparse.plan(compiled, args, argnums)
-    hessian_fn.kernel = lambda *args: sparse.prepared(compiled, args, argnums)[:2]
-    return hessian_fn
+    sparse_fn.sparsity_plan = lambda *args: sparse.plan(compiled, args, argnums)
+    sparse_fn.kernel = lambda *args: sparse.prepared(compiled, args, argnums)[:2]
+    return sparse_fn
 
 
 def jacobian_sparsity(f, argnums=0, *, jit=None):

@@ -70,63 +70,12 @@ def python_kernel(twin, argnums, which):
     return values
 
 
-class CompiledSparseJacobian(_Sparse):
-    """Compressed Jacobians of a numba function f (mode forward, reverse or auto);
-    kernel(which) gives the compiled kernels, output_size(args) the entries of f's output."""
+class _CompiledSparse(_Sparse):
+    """What compiled sparse Jacobians and Hessians share: kernel(which) gives the compiled
+    kernels; the plan arrays are made once per input shapes (plan_arrays), the csr_array
+    here, and check=True runs a kernel on a random direction v (direction)."""
 
-    what = "Jacobian"
-    symmetric = False
-
-    def __init__(self, sparsity, mode, chunk, check, kernel, output_size):
-        super().__init__(sparsity, check)
-        self.mode = "forward" if mode == "auto" and chunk is not None else mode  # as SparseJacobian
-        self.kernel, self.output_size = kernel, output_size
-        self.arrays = {}
-
-    def detect(self, f, args, argnums):
-        return pattern_from(self.kernel("jacobian pattern")(*args))
-
-    def prepared(self, f, args, argnums):
-        """(kernel, plan arrays, Plan) for these arguments: checked and made once per shapes."""
-        key = shape_key(args)
-        found = self.arrays.get(key)
-        if found is None:
-            plan = self.plan(f, args, argnums)
-            n_in = Inputs(f, args, argnums).n
-            if n_in != plan.shape[1]:
-                raise _shape_error("Jacobian", f, plan.shape, None, n_in)
-            if self.given is not None:
-                n_out = self.output_size(args)
-                if n_out != plan.shape[0]:
-                    raise _shape_error("Jacobian", f, plan.shape, n_out, n_in)
-            mode = plan.mode(self.mode)
-            colors = plan.colors("columns" if mode == "forward" else "rows").astype(np.int64)
-            arrays = (np.asarray(plan.pattern.indptr, np.int64), np.asarray(plan.pattern.indices, np.int64),
-                      colors, np.ones(len(colors)))  # int64 always: one compiled signature
-            found = self.arrays[key] = (self.kernel(mode), arrays, plan)
-        return found
-
-    def __call__(self, f, args, argnums):
-        kernel, arrays, plan = self.prepared(f, args, argnums)
-        values = kernel(*args, *arrays)
-        # the index arrays copied: scipy changes them in place (eliminate_zeros, ...)
-        result = scipy.sparse.csr_array((values, arrays[1].copy(), arrays[0].copy()),
-                                        shape=plan.shape, copy=False)
-        if self.check:
-            m, n = plan.shape
-            v = _RANDOM.standard_normal(n)
-            direction = (np.arange(m + 1, dtype=np.int64), np.zeros(m, dtype=np.int64),
-                         np.zeros(n, dtype=np.int64), v)
-            self._verify(f, result, self.kernel("forward")(*args, *direction), v, plan)
-        return result
-
-
-class CompiledSparseHessian(_Sparse):
-    """Compressed Hessians of a numba function f: the star-coloured forward-over-reverse
-    passes run in kernel("hessian"), the pattern (sparsity=True) in kernel("hessian pattern")."""
-
-    what = "Hessian"
-    symmetric = True
+    detector = None  # the name of the pattern kernel
 
     def __init__(self, sparsity, check, kernel):
         super().__init__(sparsity, check)
@@ -134,7 +83,7 @@ class CompiledSparseHessian(_Sparse):
         self.arrays = {}
 
     def detect(self, f, args, argnums):
-        return pattern_from(self.kernel("hessian pattern")(*args))
+        return pattern_from(self.kernel(self.detector)(*args))
 
     def prepared(self, f, args, argnums):
         """(kernel, plan arrays, Plan) for these arguments: checked and made once per shapes."""
@@ -142,24 +91,75 @@ class CompiledSparseHessian(_Sparse):
         found = self.arrays.get(key)
         if found is None:
             plan = self.plan(f, args, argnums)
-            n_in = Inputs(f, args, argnums).n
-            if plan.shape != (n_in, n_in):
-                raise _shape_error("Hessian", f, plan.shape, n_in, n_in)
-            colors = plan.colors("star").astype(np.int64)  # int64 always: one compiled signature
-            arrays = (colors, np.ones(len(colors)), np.asarray(plan.sources("star"), np.int64))
-            found = self.arrays[key] = (self.kernel("hessian"), arrays, plan)
+            which, arrays = self.plan_arrays(plan, f, args, argnums)
+            found = self.arrays[key] = (self.kernel(which), arrays, plan)
         return found
 
     def __call__(self, f, args, argnums):
         kernel, arrays, plan = self.prepared(f, args, argnums)
         values = kernel(*args, *arrays)
-        # the index arrays copied: scipy changes them in place (eliminate_zeros, ...)
+        # the index arrays copied (astype): scipy changes them in place (eliminate_zeros, ...)
         result = scipy.sparse.csr_array((values, plan.pattern.indices.astype(np.int64),
                                          plan.pattern.indptr.astype(np.int64)),
                                         shape=plan.shape, copy=False)
         if self.check:
-            n = plan.shape[1]
-            v = _RANDOM.standard_normal(n)
-            direction = (np.zeros(n, dtype=np.int64), v, np.arange(n, dtype=np.int64))
-            self._verify(f, result, kernel(*args, *direction), v, plan)
+            v = _RANDOM.standard_normal(plan.shape[1])
+            which, direction = self.direction(plan, v)
+            self._verify(f, result, self.kernel(which)(*args, *direction), v, plan)
         return result
+
+
+class CompiledSparseJacobian(_CompiledSparse):
+    """Compressed Jacobians of a numba function f (mode forward, reverse or auto);
+    output_size(args) gives the entries of f's output."""
+
+    what = "Jacobian"
+    symmetric = False
+    detector = "jacobian pattern"
+
+    def __init__(self, sparsity, mode, chunk, check, kernel, output_size):
+        super().__init__(sparsity, check, kernel)
+        self.mode = "forward" if mode == "auto" and chunk is not None else mode  # as SparseJacobian
+        self.output_size = output_size
+
+    def plan_arrays(self, plan, f, args, argnums):
+        """(kernel, its plan arrays: indptr, indices, colours, seeds), the pattern checked."""
+        n_in = Inputs(f, args, argnums).n
+        if n_in != plan.shape[1]:
+            raise _shape_error("Jacobian", f, plan.shape, None, n_in)
+        if self.given is not None:
+            n_out = self.output_size(args)
+            if n_out != plan.shape[0]:
+                raise _shape_error("Jacobian", f, plan.shape, n_out, n_in)
+        mode = plan.mode(self.mode)
+        colors = plan.colors("columns" if mode == "forward" else "rows").astype(np.int64)
+        return mode, (np.asarray(plan.pattern.indptr, np.int64), np.asarray(plan.pattern.indices, np.int64),
+                      colors, np.ones(len(colors)))  # int64 always: one compiled signature
+
+    def direction(self, plan, v):
+        """J·v by the forward kernel: one colour, seeds v, one entry per row."""
+        m, n = plan.shape
+        return "forward", (np.arange(m + 1, dtype=np.int64), np.zeros(m, dtype=np.int64),
+                           np.zeros(n, dtype=np.int64), v)
+
+
+class CompiledSparseHessian(_CompiledSparse):
+    """Compressed Hessians of a numba function f: the star-coloured forward-over-reverse
+    passes run in kernel("hessian")."""
+
+    what = "Hessian"
+    symmetric = True
+    detector = "hessian pattern"
+
+    def plan_arrays(self, plan, f, args, argnums):
+        """(kernel, its plan arrays: star colours, seeds, sources), the pattern checked."""
+        n_in = Inputs(f, args, argnums).n
+        if plan.shape != (n_in, n_in):
+            raise _shape_error("Hessian", f, plan.shape, n_in, n_in)
+        colors = plan.colors("star").astype(np.int64)  # int64 always: one compiled signature
+        return "hessian", (colors, np.ones(len(colors)), np.asarray(plan.sources("star"), np.int64))
+
+    def direction(self, plan, v):
+        """H·v by the same kernel: one colour, seeds v, each row's entry its own source."""
+        n = plan.shape[1]
+        return "hessian", (np.zeros(n, dtype=np.int64), v, np.arange(n, dtype=np.int64))
