@@ -176,6 +176,7 @@ def brusselator_compiled_rows(sizes, min_time):
 
 
 # ---- sparse Hessians --------------------------------------------------------------------------
+@numba.njit
 def rosen_diagonals(x):
     n = x.size
     diag = np.zeros(n)
