@@ -125,7 +125,7 @@ def kernel(transform, mode, f, argnums, python, chunk=None):
 class _Variants:
     """The kernels of one transform of f at argnums: variants(module, name, *options) is
     dualad.jit's module.name factory's kernel, made once per options (what a pick from
-    Python chooses among), with what the picks learn per input size and argument types."""
+    Python chooses among), and the pick the auto Jacobian learns per N (jacobian_tape)."""
 
     def __init__(self, f, argnums, python):
         self.f, self.argnums, self.python = compiled_function(f), argnums, python
