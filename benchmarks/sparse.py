@@ -87,9 +87,10 @@ def brusselator_rows(sizes, min_time, dense_up_to):
             dense_text = f"{show(t_dense)} ({t_dense[0] / t_sparse[0]:.0f}× sparse)"
         else:
             dense_text = "—"
-        for label, t in (("dualad sparse (forward)", t_sparse), ("dualad sparse (reverse)", t_reverse),
-                         ("scipy FD with sparsity", t_fd)) + (
-                            (("dualad dense (forward)", t_dense),) if n <= dense_up_to else ()):
+        for label, t in (("dualad Python path, sparse (forward)", t_sparse),
+                         ("dualad Python path, sparse (reverse)", t_reverse),
+                         ("scipy finite differences with the pattern", t_fd)) + (
+                            (("dualad Python path, dense (forward)", t_dense),) if n <= dense_up_to else ()):
             series.setdefault(label, []).append((y.size, t[0]))
         rows.append([n, y.size, pattern.nnz,
                      f"{n_colors(column_coloring(pattern))} / {n_colors(row_coloring(pattern))}",
@@ -141,6 +142,7 @@ def brusselator_compiled_rows(sizes, min_time):
     example = _example("brusselator")
     rhs = example.rhs_compiled
     rows, rng = [], np.random.default_rng(0)
+    series = {"dualad compiled, csr_array from Python": [], "dualad compiled kernel, in numba": []}
     for n in sizes:
         _, y0 = example.brusselator(n)
         alpha, forcing = example.compiled_arguments(n)
@@ -162,6 +164,8 @@ def brusselator_compiled_rows(sizes, min_time):
         t_forward = timed(forward, *args, min_time=min_time)
         t_reverse = timed(reverse, *args, min_time=min_time)
         sparse_plan = forward.sparsity_plan(*args)
+        series["dualad compiled, csr_array from Python"].append((y.size, t_forward[0]))
+        series["dualad compiled kernel, in numba"].append((y.size, t_kernel[0]))
 
         def ratio(t):
             return f"{show(t)} ({t[0] / t_f[0]:.1f}× f)"
@@ -172,7 +176,7 @@ def brusselator_compiled_rows(sizes, min_time):
     header = ["N", "states", "nonzeros", "colours: columns / rows", "f (compiled rhs)",
               "detection", "sparse kernel, forward (in numba)", "jacobian(sparsity=True) → csr_array",
               "same, mode='reverse'", "hand-written Jacobian (kernel's ratio)"]
-    return table(header, rows)
+    return table(header, rows), series
 
 
 # ---- sparse Hessians --------------------------------------------------------------------------
@@ -304,6 +308,7 @@ def peers_rows(sizes, min_time):
     jax.config.update("jax_enable_x64", True)
     make = _example("brusselator").brusselator
     rows, rng = [], np.random.default_rng(0)
+    series = {"JAX + sparsejac, jit, device arrays": [], "JAX + sparsejac, NumPy → csr_array": []}
     for n in sizes:
         rhs, y0 = make(n)
         y = y0 + 0.1 * rng.random(y0.size)  # the same y as brusselator_rows
@@ -337,24 +342,28 @@ def peers_rows(sizes, min_time):
         t_sparse = timed(sparse, y, min_time=min_time)
         t_device = timed(lambda: jac(y_device).data.block_until_ready(), min_time=min_time)
         t_numpy = timed(jac_numpy, y, min_time=min_time)
+        series["JAX + sparsejac, jit, device arrays"].append((y.size, t_device[0]))
+        series["JAX + sparsejac, NumPy → csr_array"].append((y.size, t_numpy[0]))
         rows.append([n, y.size, pattern.nnz, show(t_sparse), show(t_f_jax),
                      f"{show(t_device)} (dualad ÷ this: {t_sparse[0] / t_device[0]:.2g})",
                      f"{show(t_numpy)} (dualad ÷ this: {t_sparse[0] / t_numpy[0]:.2g})"])
     header = ["N", "states", "nonzeros", "dualad sparse (forward) → csr_array",
               "f (JAX, jit, device)", "sparsejac.jacfwd, jit, device arrays",
               "sparsejac, NumPy in → csr_array out"]
-    return table(header, rows)
+    return table(header, rows), series
 
 
 def peers_note(sizes=None, min_time=0.1):
+    """The JAX + sparsejac section and its plot series ({} when not installed)."""
     try:
         import jax  # noqa: F401
         import sparsejac  # noqa: F401
     except ImportError:
         return ("JAX + sparsejac: not installed here, not compared "
-                "(pip install jax sparsejac to add them).")
+                "(pip install jax sparsejac to add them)."), {}
     if sizes is None:
-        return "JAX + sparsejac are installed, but this script does not time them yet."
+        return "JAX + sparsejac are installed, but this script does not time them yet.", {}
+    peers_table, series = peers_rows(sizes, min_time)
     return ("### Brusselator Jacobian: dualad against JAX + sparsejac\n\n"
             f"jax {jax.__version__}, sparsejac {importlib.metadata.version('sparsejac')}, x64 "
             "enabled, CPU. sparsejac.jacfwd(f, sparsity=BCOO) under jax.jit, the pattern "
@@ -363,7 +372,7 @@ def peers_note(sizes=None, min_time=0.1):
             "device arrays timed with block_until_ready(), and NumPy in → csr_array out. Each "
             "Jacobian checked against dualad's (relative error ≤ 1e-10) first. Medians of 5 "
             "batches ± half their range; ratios are dualad's time over sparsejac's.\n\n"
-            + peers_rows(sizes, min_time))
+            + peers_table), series
 
 
 def plot(series):
@@ -371,14 +380,14 @@ def plot(series):
     plt = pyplot()
     if plt is None:
         return
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = plt.subplots(figsize=(7, 4.5))
     for label, points in series.items():
         states, seconds = zip(*points)
         ax.loglog(states, seconds, marker="o", label=label)
     ax.set_xlabel("states (2-D Brusselator, 2 N²)")
     ax.set_ylabel("seconds per Jacobian")
-    ax.set_title("Brusselator Jacobian, Python path")
-    ax.legend()
+    ax.set_title("2-D Brusselator Jacobian (lower is faster)")
+    ax.legend(fontsize="small")
     save_plot(fig, "sparse")
 
 
@@ -390,18 +399,20 @@ def main(argv=None):
     args = parser.parse_args(argv)
     sizes = [8, 16] if args.quick else [16, 32, 64]
     min_time = 0.01 if args.quick else 0.1
+    compiled_table, compiled_series = brusselator_compiled_rows(sizes, min_time)
     compiled = ("## Sparse Jacobians, compiled path: the 2-D Brusselator\n\n"
                 "examples/brusselator.py's rhs_compiled (a numba loop). Medians of 5 batches ± "
                 "half their range. f, the sparse kernel and the hand-written Jacobian are timed "
                 "inside a numba loop; detection and the transforms from Python (the csr_array "
                 "built there). Ratios: to one compiled right-hand side (× f), and the kernel's "
                 "to a hand-written numba Jacobian that writes the same nonzeros.\n\n"
-                + brusselator_compiled_rows(sizes, min_time))
+                + compiled_table)
     print(compiled)
     save("sparse_compiled", compiled)
     if args.compiled_only:
         return
     brusselator_table, series = brusselator_rows(sizes, min_time, 64)
+    peers_text, peers_series = peers_note(sizes, min_time)
     text = ("## Sparse Jacobians and Hessians (Python path)\n\n"
             "Medians of 5 batches ± half their range; detection, colouring and dense Jacobians "
             "are single calls (median of 3). Colours: dualad's greedy colourings (column "
@@ -409,10 +420,10 @@ def main(argv=None):
             "Hessians) against scipy's group_columns.\n\n"
             "### 2-D Brusselator Jacobian\n\n" + brusselator_table
             + "\n\n### Sparse Hessians\n\n" + hessian_rows(args.quick, min_time)
-            + "\n\n" + peers_note(sizes, min_time))
+            + "\n\n" + peers_text)
     print(text)
     save("sparse", text)
-    plot(series)
+    plot({**series, **compiled_series, **peers_series})
 
 
 if __name__ == "__main__":

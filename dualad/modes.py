@@ -228,8 +228,9 @@ def choose_hessian_mode(f=None, *args, argnums=0, n_in=None, ops=None, floats=No
 
 
 def _compiled_hessian_decision(f, args, argnums, n_in, ops, floats):
-    """What the compiled auto Hessian does (dualad.jit.auto.hessian): HyperDual blocks where
-    f does not record onto the compiled tape, else pick_hessian's choice."""
+    """What the compiled auto Hessian does (dualad.jit.auto.hessian, and its calls from
+    Python): one HyperDual block up to ONE_PASS inputs; beyond, HyperDual blocks where f does
+    not record onto the compiled tape, else pick_hessian's choice."""
     from .jit import dual_tape, kernels
     from .jit.auto import pick_hessian  # lazy: numba; the one function compiled auto runs
 
@@ -238,7 +239,10 @@ def _compiled_hessian_decision(f, args, argnums, n_in, ops, floats):
     hyper = blocks * (blocks + 1) / 2 * COMPILED_HYPER_PASS
     over = recordings * COMPILED_DUAL_PASS
     costs = {"forward": hyper, "forward-over-reverse": over}
-    if f is not None and not _records_on_tape(f, args, argnums):
+    if n_in <= kernels.ONE_PASS:
+        costs["forward"] = COMPILED_HYPER_PASS
+        mode, why = "forward", f"one symmetric HyperDual block of {kernels.ONE_PASS} holds all N inputs"
+    elif f is not None and not _records_on_tape(f, args, argnums):
         mode, why = "forward", "f does not compile onto the compiled tape"
     else:
         over_reverse = pick_hessian(n_in, width, dual_width, compiled_hessian_costs())

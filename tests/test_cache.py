@@ -179,19 +179,20 @@ def test_a_new_process_loads_every_kernel_without_compiling(tmp_path):
 
 
 OWN_FUNCTIONS = """
-import json, warnings
+import json, sys, warnings
 warnings.simplefilter("error")  # a warning fails the run
 import numba, numpy as np, dualad
 from numba.core import event
 from dualad.jit.cache import _OwnCache
 
-own = []
+own = {}
 
 
 class Listener(event.Listener):
     def on_start(self, ev):
-        if isinstance(getattr(ev.data.get("dispatcher"), "_cache", None), _OwnCache):
-            own.append(ev.data["dispatcher"].py_func.__qualname__)
+        dispatcher = ev.data.get("dispatcher")
+        if isinstance(getattr(dispatcher, "_cache", None), _OwnCache):
+            own[id(dispatcher)] = dispatcher
 
     def on_end(self, ev):
         pass
@@ -202,22 +203,31 @@ def f(x):
     return np.sin(x[0]) * x[1] ** 2 + x[0] / x[1]
 
 
+@numba.njit
+def g(x):
+    return np.tanh(x[0] * x[1]) + np.exp(-x[1]) * x[0] ** 3
+
+
 x = np.array([0.5, 2.0])
+order = (f, g) if sys.argv[1] == "fg" else (g, f)  # the writers compile in other orders
 with event.install_listener("numba:compile", Listener()):
-    results = [dualad.grad(f)(x).tolist(), dualad.hessian(f)(x).tolist()]
-print(json.dumps({"own": len(own), "results": results}))
+    results = {fn.__name__: [dualad.grad(fn)(x).tolist(), dualad.hessian(fn)(x).tolist(),
+                             dualad.hessian(fn, mode="forward-over-reverse")(x).tolist()]
+               for fn in order}
+print(json.dumps({"own": len(own), "results": results,
+                  "own compiled": sum(sum(d._cache_misses.values()) for d in own.values())}))
 """
 
 
-def _own_runs(folder, cache_dir, processes=1):
-    """The script run in `processes` processes at once over one cache directory."""
+def _own_runs(folder, cache_dir, orders=("fg",)):
+    """The script run in one process per order at once, over one cache directory."""
     path = os.path.join(folder, "own.py")
     with open(path, "w") as script:
         script.write(OWN_FUNCTIONS)
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir))
-    running = [subprocess.Popen([sys.executable, path], stdout=subprocess.PIPE,
+    running = [subprocess.Popen([sys.executable, path, order], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, cwd=folder, env=env)
-               for _ in range(processes)]
+               for order in orders]
     outputs = []
     for process in running:
         out, err = process.communicate(timeout=300)
@@ -228,23 +238,96 @@ def _own_runs(folder, cache_dir, processes=1):
 
 
 def test_processes_compiling_at_once_get_exact_derivatives_and_caches_never_warn(tmp_path):
-    # With dualad's own functions cached on disk, two processes compiling at once over an
-    # empty cache got a wrong second partial (power's; tanh's under pytest-xdist). They are
-    # compiled in every process now (jit/cache.OWN_CACHE): this is the guard for that kind.
+    # Two processes compiling at once over an empty cache of dualad's own functions once got
+    # a wrong second partial (power's; tanh's under pytest-xdist): generated closures shared
+    # compiled names, and a library loaded from disk bound the other process's closure
+    # (jit/cache.named). Writers in two orders at once, then a reader of what both wrote.
     import dualad
 
-    f = lambda x: np.sin(x[0]) * x[1] ** 2 + x[0] / x[1]  # noqa: E731 - the script's f
+    def f(x):
+        return np.sin(x[0]) * x[1] ** 2 + x[0] / x[1]
+
+    def g(x):
+        return np.tanh(x[0] * x[1]) + np.exp(-x[1]) * x[0] ** 3
+
     x = np.array([0.5, 2.0])
-    expected = [dualad.grad(f)(x).tolist(), dualad.hessian(f)(x).tolist()]
-    for run in _own_runs(tmp_path, tmp_path / "cache", processes=2):
-        assert run["own"] == 0  # nothing of dualad's own is filed on disk
-        np.testing.assert_allclose(run["results"][0], expected[0], rtol=1e-14)
-        np.testing.assert_allclose(run["results"][1], expected[1], rtol=1e-14)
+    expected = {fn.__name__: [dualad.grad(fn)(x).tolist(), dualad.hessian(fn)(x).tolist()]
+                for fn in (f, g)}
+
+    def exact(run):
+        for name, (grad, hess) in expected.items():
+            np.testing.assert_allclose(run["results"][name][0], grad, rtol=1e-14)
+            for computed in run["results"][name][1:]:
+                np.testing.assert_allclose(computed, hess, rtol=1e-13)
+
+    for run in _own_runs(tmp_path, tmp_path / "cache", orders=("fg", "gf")):
+        assert run["own"] > 0  # dualad's own functions are filed on disk
+        exact(run)
+    reader, = _own_runs(tmp_path, tmp_path / "cache", orders=("gf",))
+    exact(reader)
+    assert reader["own compiled"] == 0  # everything of dualad's own loaded from disk
     # a cache directory that cannot be made (it lies under a regular file; chmod does not stop
     # root): numba's next location is used or nothing is cached, without error or warning
     (tmp_path / "a_file").write_text("")
     run, = _own_runs(tmp_path, tmp_path / "a_file" / "cache")
-    np.testing.assert_allclose(run["results"][1], expected[1], rtol=1e-14)
+    exact(run)
+
+
+def test_dualads_compiled_names_never_meet_another_processs():
+    """Every function of dualad's inside a compiled kernel has a name that holds across
+    processes: its cache key's hash (equal names, equal code) or this process's token. numba
+    names a function by qualname and a counter of the process, and links callees as weak
+    symbols, so a shared qualname bound a library loaded from disk to another closure."""
+    import gc
+    import re
+
+    import numba
+
+    import dualad
+    from dualad.jit import cache
+
+    @numba.njit
+    def f(x):
+        return np.tanh(x[0]) * x[1] ** 3 + np.exp(x[0] / x[1])
+
+    @numba.njit
+    def h(x):
+        return np.sin(x) * x[0] + np.cos(x[1])
+
+    @numba.njit
+    def loop(x):  # iteration and attributes of dual arrays
+        total = 0.0
+        for v in x:
+            total += v * v / x.size
+        return total * x.shape[0] * x.ndim
+
+    x = np.array([0.3, 1.5])
+    for transform in (dualad.grad(f, mode="forward"), dualad.grad(f, mode="reverse"),
+                      dualad.hessian(f, mode="forward"), dualad.hessian(f), dualad.grad(f),
+                      dualad.hessian(f, mode="forward-over-reverse"), dualad.jacobian(h),
+                      dualad.jacobian(h, mode="reverse"), dualad.jacobian(h, sparsity=True),
+                      dualad.hessian(f, sparsity=True), dualad.grad(loop), dualad.hessian(loop)):
+        transform(x)
+    dualad.hvp(f, mode="forward-over-reverse")(x, x)
+    dualad.vmap(dualad.grad(f))(np.stack([x, 2 * x]))
+    named = re.compile(rf"k[0-9a-f]{{16}}|p{cache._PROCESS}")
+    checked = 0
+    # every dispatcher compiled in this process so far (these kernels and their callees, and
+    # whatever other tests compiled here)
+    dispatchers = [d for d in gc.get_objects()
+                   if type(d).__module__ != "weakref" and isinstance(d, numba.core.registry.CPUDispatcher)]
+    for dispatcher in dispatchers:
+        for compiled in list(dispatcher.overloads.values()):
+            # the functions a library defines, whether compiled here or loaded from disk
+            module = compiled.library._final_module
+            for symbol in (fn.name for fn in module.functions if not fn.is_declaration):
+                if symbol.startswith("_ZN6dualad"):  # dualad.* functions
+                    assert named.search(symbol), (dispatcher.py_func.__qualname__, symbol)
+                    checked += 1
+                # dualad's own cache has no stamp of the user's file: it never holds their code
+                assert not (isinstance(dispatcher._cache, cache._OwnCache)
+                            and "test_cache" in symbol), (dispatcher.py_func.__qualname__, symbol)
+    assert checked > 10
 
 
 def test_own_entries_are_keyed_by_dualads_fingerprint_and_the_closure(tmp_path, monkeypatch):

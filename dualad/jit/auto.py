@@ -139,12 +139,16 @@ def pick_hvp(n_in, width):
 
 def hessian(f, python, costs):
     """python: the Python path's hessian. Forward (HyperDual blocks) where f does not record
-    onto the tape, else pick_hessian by the input's size."""
+    onto the tape or has at most ONE_PASS inputs, else pick_hessian by the input's size."""
     hyper_width, dual_width = kernels.DEFAULT_CHUNK, dual_tape.DEFAULT_CHUNK
+    one_pass = kernels.ONE_PASS
 
     def by_size(forward, over_reverse):
         def hess(x, *args):
-            if pick_hessian(input_size(x), hyper_width, dual_width, costs):
+            n_in = input_size(x)
+            # up to ONE_PASS inputs forward mode is one HyperDual block (kernels.hessian), as
+            # from Python (dualad.dispatch._auto_hessian)
+            if n_in > one_pass and pick_hessian(n_in, hyper_width, dual_width, costs):
                 return over_reverse(x, *args)
             return forward(x, *args)
         return hess

@@ -46,9 +46,11 @@ from numba.core import types as nbtypes
 from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile
 from numba.core.extending import _Intrinsic, _overload_default_jit_options, infer
 from numba.core.registry import CPUDispatcher
-from numba.core.typing.templates import infer_global, make_overload_template
+from numba.core.typing.templates import (infer_getattr, infer_global, make_overload_attribute_template,
+                                         make_overload_template)
 
-__all__ = ["identity", "attach", "set_key", "overload", "register_jitable", "njit"]
+__all__ = ["identity", "attach", "set_key", "named", "overload", "overload_attribute",
+           "register_jitable", "njit"]
 
 
 class _Uncacheable(Exception):
@@ -91,6 +93,10 @@ def identity(obj, _seen=None, _own=False):
     if key is _UNCACHEABLE:
         raise _Uncacheable(repr(obj))
     if key is not None:
+        if _own and not getattr(obj, "__dualad_own_key__", False):
+            # a kernel's key names the user's function by its code only, not by what that
+            # code calls: dualad's own cache (no user's stamp to invalidate it) never holds it
+            raise _Uncacheable(f"{obj!r} holds a user's function")
         return key
     if obj is None or isinstance(obj, (bool, int, float, str, bytes, np.number)):
         return (type(obj).__name__, repr(obj))
@@ -116,7 +122,7 @@ def identity(obj, _seen=None, _own=False):
     if isinstance(obj, pytypes.FunctionType):
         _checked(obj.__module__, _own, ("dualad", "numpy"))  # by code, not by version
         if id(obj) in seen:  # a recursive closure: its identity is already being described
-            return ("recursive", obj.__qualname__)
+            return ("recursive", _base_qualname(obj))
         seen.add(id(obj))
         cells = tuple(identity(c.cell_contents, seen, _own) for c in obj.__closure__ or ())
         return ("function", _module_name(obj.__module__), _code_identity(obj.__code__), cells)
@@ -130,7 +136,7 @@ def _checked(module, own, allowed=_OWN_MODULES):
     """module, when an own key may mention it: dualad's (in the fingerprint), NumPy's (its
     version is in the fingerprint), numba's (the index holds its version), the standard
     library's builtins."""
-    if own and module.split(".")[0] not in allowed:
+    if own and (module is None or module.split(".")[0] not in allowed):  # None: made by exec
         raise _Uncacheable(f"{module} is not dualad's")
     return module
 
@@ -187,11 +193,11 @@ class _KernelCache(_Forgiving):
     def __init__(self, kernel_fn, user_cache, key):
         # FunctionCache.__init__ would locate kernel_fn's own file (dualad's): set up by hand.
         user_impl = user_cache._impl
-        self._name = f"dualad kernel {kernel_fn.__qualname__}"
+        self._name = f"dualad kernel {_base_qualname(kernel_fn)}"
         self._py_func = kernel_fn
         self._impl = impl = CompileResultCacheImpl.__new__(CompileResultCacheImpl)
         impl._locator, impl._lineno = user_impl.locator, user_impl._lineno
-        kernel_name = kernel_fn.__qualname__.replace("<locals>.", "").replace("<", "").replace(">", "")
+        kernel_name = _base_qualname(kernel_fn).replace("<locals>.", "").replace("<", "").replace(">", "")
         impl._filename_base = f"{user_impl.filename_base}.dualad.{kernel_name}"
         self._cache_path = user_cache.cache_path
         self._cache_file = _KeyedCacheFile(cache_path=self._cache_path,
@@ -233,13 +239,46 @@ def _guard(user_function):
         cache.__class__ = _GuardedCache
 
 
+# A token of this process, for the names of functions that have no key (named below).
+_PROCESS = os.urandom(6).hex()
+
+
+def _base_qualname(fn):
+    return getattr(fn, "__dualad_qualname__", fn.__qualname__)
+
+
+def named(fn, key=None):
+    """fn (a generated function about to be compiled), given a qualname that holds across
+    processes: its key's hash, or without a key a token of this process. Returns fn.
+
+    numba names a compiled function's symbol by module, qualname, argument types and a
+    counter of the process (FunctionIdentity.unique_id), and links a callee into each caller's
+    library once per symbol (linkonce_odr: equal names are assumed to be equal code). A
+    library loaded from disk carries the names of the process that compiled it. dualad's
+    generated closures share qualnames (one ``impl`` per rule), so a loaded tanh ``impl`` #57
+    and this process's power ``impl`` #57 were one symbol, and a kernel bound the wrong
+    one: a wrong second derivative with two processes over one cache. With the key's hash
+    in the name, equal names mean equal code; with the process token, no name meets another
+    process's."""
+    base = _base_qualname(fn)
+    fn.__dualad_qualname__ = base
+    tag = hashlib.sha256(repr(key).encode()).hexdigest()[:16] if key is not None else _PROCESS
+    fn.__qualname__ = f"{base}.{'k' if key is not None else 'p'}{tag}"
+    return fn
+
+
 def set_key(fn, *parts):
     """Give fn (a function numba resolves by an overload, whose meaning its closure does not
     show) the identity of the given parts, or mark it uncacheable where they have none."""
-    try:
-        fn.__dualad_key__ = ("keyed", fn.__qualname__) + tuple(identity(p) for p in parts)
+    base = _base_qualname(fn)
+    try:  # made of dualad's own functions only: dualad's own cache may file it
+        fn.__dualad_key__ = ("keyed", base) + tuple(identity(p, _own=True) for p in parts)
+        fn.__dualad_own_key__ = True
     except _Uncacheable:
-        fn.__dualad_key__ = _UNCACHEABLE
+        try:  # it holds a user's kernel: only that user's kernel cache may file it
+            fn.__dualad_key__ = ("keyed", base) + tuple(identity(p) for p in parts)
+        except _Uncacheable:
+            fn.__dualad_key__ = _UNCACHEABLE
     return fn
 
 
@@ -251,6 +290,7 @@ def attach(dispatcher, user_function):
     try:
         key = ("dualad", _dualad_fingerprint(), identity(kernel_fn), identity(user_function))
     except _Uncacheable:
+        named(kernel_fn)
         return dispatcher
     dispatcher.__dualad_key__ = key
     user_cache = getattr(user_function, "_cache", None)
@@ -259,6 +299,7 @@ def attach(dispatcher, user_function):
             dispatcher._cache = _KernelCache(kernel_fn, user_cache, key)
         except Exception:  # no usable cache location: compile every time
             pass
+    named(kernel_fn, key)
     return dispatcher
 
 
@@ -268,7 +309,11 @@ class _OwnCache(_Forgiving):
     partial), located as numba locates dualad's file, one index per closure identity."""
 
     def __init__(self, py_func, key):
-        super().__init__(py_func)
+        renamed, py_func.__qualname__ = py_func.__qualname__, _base_qualname(py_func)
+        try:  # filed under the function's own qualname, whatever named gave it
+            super().__init__(py_func)
+        finally:
+            py_func.__qualname__ = renamed
         self._key = hashlib.sha256(repr(key).encode()).hexdigest()
         # stamped by dualad's fingerprint, not the defining file's: an index written by
         # another version of dualad is dropped whole, and its data files are reused
@@ -285,27 +330,29 @@ class _OwnCache(_Forgiving):
         super().save_overload(sig, data)
 
 
-# dualad's own functions are NOT cached on disk (OWN_CACHE = False): two processes compiling
-# at once with an empty shared cache gave a wrong derivative (test_rules_compiled run twice
-# in parallel: power's, and under pytest-xdist tanh's, second partial wrong in one process).
-# The generated closures share qualnames, and a process that both compiles some and loads
-# others from the cache can bind a call to the wrong one; until their compiled names are
-# unique across processes, dualad compiles its own functions in every process.
-OWN_CACHE = False
+# dualad's own functions are cached on disk. Two processes compiling at once over an empty
+# shared cache once got a wrong second derivative (test_rules_compiled run twice in parallel:
+# power's; under pytest-xdist tanh's): generated closures shared compiled names (see named).
+# Guard: tests/test_cache.py, processes compiling at once get exact derivatives.
+OWN_CACHE = True
 
 
 def own_cache(dispatcher):
     """Give one of dualad's dispatchers a disk cache keyed by dualad's fingerprint and its
-    closure's identity (while OWN_CACHE); left uncached when its closure holds anything not
-    dualad's own."""
-    if not OWN_CACHE:
-        return dispatcher
+    closure's identity (while OWN_CACHE), and a compiled name of that key (named); left
+    uncached, with a name of this process, when its closure holds anything not dualad's own."""
     try:
         key = ("dualad own", identity(dispatcher.py_func, _own=True),
                repr(sorted(dispatcher.targetoptions.items())))
-        dispatcher._cache = _OwnCache(dispatcher.py_func, key)
-    except Exception:  # _Uncacheable, or no usable cache location (numba's RuntimeError)
-        pass
+    except _Uncacheable:
+        named(dispatcher.py_func)
+        return dispatcher
+    if OWN_CACHE:
+        try:
+            dispatcher._cache = _OwnCache(dispatcher.py_func, key)
+        except Exception:  # no usable cache location (numba's RuntimeError): compile
+            pass
+    named(dispatcher.py_func, key)
     return dispatcher
 
 
@@ -333,6 +380,16 @@ def overload(func, jit_options=None, strict=True, inline="never", prefer_literal
         infer(cached)
         if callable(func):
             infer_global(func, nbtypes.Function(cached))
+        return overload_func
+    return decorate
+
+
+def overload_attribute(typ, attr, **kwargs):
+    """numba's @overload_attribute, the implementation compiled through overload here (so
+    cached and named like every other of dualad's functions)."""
+    def decorate(overload_func):
+        infer_getattr(make_overload_attribute_template(typ, attr, overload_func, **kwargs))
+        overload(overload_func, **kwargs)(overload_func)
         return overload_func
     return decorate
 

@@ -504,6 +504,18 @@ def hessian(f, python, chunk=None, one_block=False):
     """Kernel (x, *args) -> H in HyperDual blocks of `chunk`: a symmetric diagonal block per
     chunk and a general block per pair of chunks. one_block: H is a single symmetric block
     (at most `chunk` inputs), so the general blocks' wider type is never compiled."""
+    if chunk is None and not one_block:
+        # inside njit code, where no width can be picked per call (Python's calls pick,
+        # dualad.dispatch): one symmetric block of ONE_PASS up to ONE_PASS inputs (n = 10: one
+        # HyperDual pass, not three blocks of 8), blocks of DEFAULT_CHUNK beyond; both compile
+        small = hessian(f, python, ONE_PASS, one_block=True)
+        blocks = hessian(f, python, DEFAULT_CHUNK)
+
+        def by_size(x, *args):
+            if _size(flat_input(x)) <= ONE_PASS:
+                return small(x, *args)
+            return blocks(x, *args)
+        return compile_kernel(by_size, f, python)
     chunk = _chunk_or_default(chunk)
     call = seeded_caller(f)
 

@@ -505,7 +505,7 @@ def _register_primitive(entry, rule, value):
         overload(entry)((lambda x: missing(x)) if entry.arity == 1 else (lambda x, z: missing(x, z)))
         return
     compiled = value if isinstance(value, numba.core.registry.CPUDispatcher) else numba.njit(
-        value if isinstance(value, pytypes.FunctionType) else (lambda *args: value(*args)))
+        value if isinstance(value, pytypes.FunctionType) else cache.named(lambda *args: value(*args)))
 
     def on_numbers(*arg_types):
         if not all(isinstance(t, NUMBER) for t in arg_types):

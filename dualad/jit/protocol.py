@@ -13,10 +13,9 @@ import numba
 import numpy as np
 from numba.core import types
 from numba.core.errors import TypingError
-from numba.core.extending import overload_attribute
 
 from .. import math as dual_math
-from .cache import overload, register_jitable
+from .cache import overload, overload_attribute, register_jitable
 from .overloads import (ARRAYS, DUALS, SCALARS, by_value, element_or_whole, is_operand,
                         length_of, new_array, no_length)
 from .types import (NUMBER, READ_ONLY_INPUT, DualArrayType, HyperSeedArrayType, SeedArrayType, element_of,

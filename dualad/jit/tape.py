@@ -37,7 +37,7 @@ from numba.core.errors import TypingError
 
 from . import overloads
 from .active import HEADER_SLOTS, NODE_SLOTS, node_slots
-from .cache import overload, register_jitable
+from .cache import named, overload, register_jitable
 from .protocol import checked_index
 from .kernels import compile_kernel, gradient_of, seeded_caller
 from .tuples import flat_input, shaped_like_input
@@ -251,10 +251,11 @@ def recorder(f, finish, seeder=_seed_actives, width=0, checked=None):
     call = seeded_caller(f)
     slots, per_node = node_slots(width), 1 + width
 
-    @numba.njit
     def run(x, flat, extra, header, args):
         """f on x's actives, recording onto the tape that header (its address) describes."""
         return call(x, seeder(flat, extra, header), args)
+
+    run = numba.njit(named(run))  # closures per f: their names are this process's (cache.named)
 
     def record(x, extra, cotangent, args):
         flat = flat_input(x)
@@ -313,7 +314,7 @@ def recorder(f, finish, seeder=_seed_actives, width=0, checked=None):
             unlock(pool_at)
         return result
 
-    return numba.njit(record)
+    return numba.njit(named(record))
 
 
 def _taped(f, finish, python_equivalent, takes_cotangent=False, seeder=_seed_actives, checked=None):

@@ -30,6 +30,7 @@ from numba.core.extending import (intrinsic, lower_builtin, lower_cast, make_att
                                   models, register_model)
 from numba.core.imputils import RefType, impl_ret_new_ref, iternext_impl
 
+from .cache import named
 from .intrinsics import packed_size
 
 __all__ = ["DualType", "DualArrayType", "make_dual", "make_dual_array", "SeedArrayType",
@@ -420,6 +421,11 @@ def _getiter(context, builder, sig, args):
     return impl_ret_new_ref(context, builder, sig.return_type, iterator._getvalue())
 
 
+# compiled into the kernels that iterate, with names of this process's (cache.named)
+_length = named(lambda a: len(a.values))
+_item = named(lambda a, i: a[i])
+
+
 @lower_builtin("iternext", DualArrayIteratorType)
 @iternext_impl(RefType.BORROWED)
 def _iternext(context, builder, sig, args, result):
@@ -427,13 +433,13 @@ def _iternext(context, builder, sig, args, result):
     array_type = iterator_type.array_type
     iterator = context.make_helper(builder, iterator_type, value=args[0])
     index = builder.load(iterator.index)
-    length = context.compile_internal(builder, lambda a: len(a.values),
+    length = context.compile_internal(builder, _length,
                                       types.intp(array_type), [iterator.array])
     is_valid = builder.icmp_signed("<", index, length)
     result.set_valid(is_valid)
     with builder.if_then(is_valid):
         # getitem of the array type (overloads.py) builds the element, seeded or stored
-        item = context.compile_internal(builder, lambda a, i: a[i],
+        item = context.compile_internal(builder, _item,
                                         iterator_type.yield_type(array_type, types.intp),
                                         [iterator.array, index])
         result.yield_(item)

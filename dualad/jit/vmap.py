@@ -31,9 +31,9 @@ import numba
 import numpy as np
 from numba.core import types
 from numba.core.errors import TypingError
-from numba.core.extending import intrinsic, overload
+from numba.core.extending import intrinsic
 
-from .cache import attach, set_key
+from .cache import attach, overload, set_key
 from .kernels import _COMPILE_ERRORS, _MARK, _explained
 from .types import compiled_only
 

@@ -152,20 +152,31 @@ HESS_AUTO = dualad.hessian(_counted)
 HVP_AUTO = dualad.hvp(_counted)
 
 
-@pytest.mark.parametrize("n", [4, 16, 200])
+@numba.njit
+def _hessian_inside(x, counts):
+    """The auto Hessian kernel as njit code calls it: compiled whole, picking inside numba."""
+    return HESS_AUTO(x, counts)
+
+
+@pytest.mark.parametrize("n", [4, 10, 16, 200])
 def test_compiled_auto_hessian_picks_what_choose_hessian_mode_explains(n):
-    x, counts = np.linspace(0.1, 1.0, n), np.zeros(1, np.int64)
+    x = np.linspace(0.1, 1.0, n)
     decision = dualad.choose_hessian_mode(_counted, x, np.zeros(1, np.int64))
     assert "compiled auto" in decision.reason
     blocks = math.ceil(n / dualad.jit.kernels.DEFAULT_CHUNK)
-    hess = HESS_AUTO(x, counts)
-    passes = (math.ceil(n / dualad.jit.dual_tape.DEFAULT_CHUNK) if decision.mode == "forward-over-reverse"
+    passes = (1 if n <= dualad.jit.kernels.ONE_PASS else  # one symmetric block holds them all
+              math.ceil(n / dualad.jit.dual_tape.DEFAULT_CHUNK) if decision.mode == "forward-over-reverse"
               else blocks * (blocks + 1) // 2)
-    assert counts[0] == passes, decision
     expected = dualad.hessian(_counted, jit=False)(x, np.zeros(1, np.int64))
-    np.testing.assert_allclose(hess, expected, rtol=1e-12, atol=1e-12)
+    for hessian in (HESS_AUTO, _hessian_inside):  # from Python, and inside njit code
+        counts = np.zeros(1, np.int64)
+        hess = hessian(x, counts)
+        assert counts[0] == passes, (decision, hessian)
+        np.testing.assert_allclose(hess, expected, rtol=1e-12, atol=1e-12)
     if n == 200:  # 325 HyperDual passes against 50 recordings: no cost model takes the passes
         assert decision.mode == "forward-over-reverse"
+    if n <= dualad.jit.kernels.ONE_PASS:
+        assert decision.mode == "forward"
 
 
 def test_compiled_auto_hvp_is_forward_within_one_chunk_else_forward_over_reverse():
