@@ -734,7 +734,8 @@ def _ufunc_method(ufunc):
 # NumPy runs a ufunc on an object array (np.array([...]) of numbers) entry by entry, calling
 # each entry's method of the ufunc's name (np.sin(objects) calls entry.sin()): give every
 # layer number those methods, so object arrays work wherever the ufunc does.
-for _name in dir(np):
-    _ufunc = getattr(np, _name)
+# (np's own namespace, not dir(np): getattr of every name there imports NumPy's lazily loaded
+# submodules, testing, ma, random, f2py..., some 80 ms of import dualad)
+for _name, _ufunc in list(vars(np).items()):
     if isinstance(_ufunc, np.ufunc) and _name == _ufunc.__name__ and not hasattr(ArrayLike, _name):
         setattr(ArrayLike, _name, _ufunc_method(_ufunc))

@@ -94,3 +94,19 @@ def test_every_path_the_architecture_document_names_exists():
         if not any(c.exists() for c in candidates):
             missing.append(path)
     assert not missing, missing
+
+
+def test_import_dualad_loads_neither_numba_nor_scipy_nor_numpys_lazy_submodules():
+    """import dualad stays fast (issue 15: about 0.1 s beside NumPy's own): numba is imported
+    by the first compiled transform, scipy by the first sparse result, and nothing walks
+    NumPy's namespace with getattr (which imports testing, ma, random, f2py: 80 ms)."""
+    import json
+    import subprocess
+    import sys
+
+    code = ("import sys, json, dualad; print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] "
+            "in ('numba', 'scipy', 'llvmlite') or m in ('numpy.testing', 'numpy.ma', 'numpy.random', "
+            "'numpy.f2py', 'numpy.polynomial'))))")
+    loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                       check=True).stdout)
+    assert loaded == []

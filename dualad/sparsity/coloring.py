@@ -20,7 +20,6 @@ from __future__ import annotations
 
 
 import numpy as np
-import scipy.sparse
 
 __all__ = ["column_coloring", "row_coloring", "star_coloring", "n_colors",
            "is_column_coloring", "is_star_coloring"]
@@ -31,6 +30,7 @@ def n_colors(colors):
 
 
 def _boolean(pattern):
+    import scipy.sparse  # noqa: PLC0415 - lazy: import dualad stays fast
     p = scipy.sparse.csr_array(pattern)
     p = scipy.sparse.csr_array((np.ones(p.nnz, dtype=np.int32), p.indices, p.indptr), shape=p.shape)
     p.sum_duplicates()
@@ -39,6 +39,7 @@ def _boolean(pattern):
 
 def _graph(adjacency):
     """(neighbour lists) of a symmetric sparse adjacency matrix, without self loops."""
+    import scipy.sparse  # noqa: PLC0415 - lazy: import dualad stays fast
     a = scipy.sparse.coo_array(adjacency)
     off = a.row != a.col
     a = scipy.sparse.csr_array((np.ones(int(off.sum()), dtype=np.int8), (a.row[off], a.col[off])),
@@ -111,6 +112,7 @@ def column_coloring(pattern):
 
 def row_coloring(pattern):
     """Colours of the rows of an (M, N) pattern such that two rows sharing a column differ."""
+    import scipy.sparse  # noqa: PLC0415 - lazy: import dualad stays fast
     return column_coloring(scipy.sparse.csr_array(pattern).T)
 
 

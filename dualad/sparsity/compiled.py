@@ -19,11 +19,10 @@ one entry per row) and compares.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse
 
 from ..arguments import Inputs, shape_key
-from .compressed import (_RANDOM, SparseJacobian, _colour_matrix, _dual_passes, _gradient_function,
-                         _gradient_leaves, _shape_error, _Sparse)
+from .compressed import (SparseJacobian, _colour_matrix, _dual_passes, _gradient_function,
+                         _gradient_leaves, _shape_error, _Sparse, random_direction)
 from .detect import hessian_pattern, jacobian_pattern
 
 __all__ = ["CompiledSparseJacobian", "CompiledSparseHessian", "pattern_from", "python_kernel"]
@@ -31,6 +30,7 @@ __all__ = ["CompiledSparseJacobian", "CompiledSparseHessian", "pattern_from", "p
 
 def pattern_from(found):
     """The boolean csr_array of a detection kernel's (indptr, indices, n_in)."""
+    import scipy.sparse  # noqa: PLC0415 - lazy: import dualad stays fast
     indptr, indices, n_in = found
     return scipy.sparse.csr_array((np.ones(len(indices), dtype=bool), indices, indptr),
                                   shape=(len(indptr) - 1, int(n_in)))
@@ -40,6 +40,7 @@ def python_kernel(twin, argnums, which):
     """What kernel(which) computes, on the Python path (twin: f's pure-Python twin): the
     meaning of the compiled kernel where user code runs on the Python path, and what its
     compile errors try."""
+    import scipy.sparse  # noqa: PLC0415 - lazy: import dualad stays fast
     if which in ("jacobian pattern", "hessian pattern"):
         detect = jacobian_pattern if which == "jacobian pattern" else hessian_pattern
 
@@ -96,6 +97,7 @@ class _CompiledSparse(_Sparse):
         return found
 
     def __call__(self, f, args, argnums):
+        import scipy.sparse  # noqa: PLC0415 - lazy: import dualad stays fast
         kernel, arrays, plan = self.prepared(f, args, argnums)
         values = kernel(*args, *arrays)
         # the index arrays copied (astype): scipy changes them in place (eliminate_zeros, ...)
@@ -103,7 +105,7 @@ class _CompiledSparse(_Sparse):
                                          plan.pattern.indptr.astype(np.int64)),
                                         shape=plan.shape, copy=False)
         if self.check:
-            v = _RANDOM.standard_normal(plan.shape[1])
+            v = random_direction(plan.shape[1])
             which, direction = self.direction(plan, v)
             self._verify(f, result, self.kernel(which)(*args, *direction), v, plan)
         return result

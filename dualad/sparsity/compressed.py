@@ -23,7 +23,6 @@ a forward-over-reverse pass): a pattern that misses a nonzero there raises.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse
 
 from ..arguments import Inputs, name_of, read_output, read_outputs, shape_key
 from ..dual import Dual
@@ -37,12 +36,20 @@ from .detect import hessian_pattern, jacobian_pattern
 
 __all__ = ["SparseJacobian", "SparseHessian", "Plan", "as_pattern", "check_sparsity_arguments"]
 
-_RANDOM = np.random.default_rng(17)
+_GENERATOR = []  # made at the first check (numpy.random is not imported by import dualad)
+
+
+def random_direction(n):
+    """A fixed-seed standard normal direction of n entries, for check=True."""
+    if not _GENERATOR:
+        _GENERATOR.append(np.random.default_rng(17))
+    return _GENERATOR[0].standard_normal(n)
 
 
 def as_pattern(pattern):
     """A user's pattern as a canonical boolean csr_array: anything scipy.sparse takes (a
     sparse matrix or array, a dense 0/1 or boolean array, nested lists)."""
+    import scipy.sparse  # noqa: PLC0415 - lazy: import dualad stays fast
     if isinstance(pattern, (bool, np.bool_)):
         raise TypeError("sparsity= takes True (detect the pattern) or a pattern; got "
                         f"{pattern!r}")
@@ -144,6 +151,7 @@ class Plan:
         return np.where(direct, rows * c + colors[cols], cols * c + colors[rows])
 
     def assemble(self, compressed, kind):
+        import scipy.sparse  # noqa: PLC0415 - lazy: import dualad stays fast
         values = np.asarray(compressed, dtype=np.float64).reshape(-1)[self.sources(kind)]
         return scipy.sparse.csr_array((values, self.pattern.indices.copy(),
                                        self.pattern.indptr.copy()), shape=self.shape)
@@ -265,7 +273,7 @@ class SparseJacobian(_Sparse):
                 compressed[k] = np.concatenate([np.ravel(p) for p in pieces]) if pieces else 0.0
             result = plan.assemble(compressed, "rows")
         if self.check:
-            v = _RANDOM.standard_normal(inputs.n)
+            v = random_direction(inputs.n)
             jv, _ = _dual_passes(f, inputs, v[:, None], "Jacobian", _outputs(f))
             self._verify(f, result, jv[:, 0], v, plan)
         return result
@@ -330,7 +338,7 @@ class SparseHessian(_Sparse):
                                      _gradient_leaves(gradient), self.chunk)
         result = plan.assemble(compressed, "star")
         if self.check:
-            v = _RANDOM.standard_normal(inputs.n)
+            v = random_direction(inputs.n)
             hv, _ = _dual_passes(gradient, inputs, v[:, None], "Hessian", _gradient_leaves(gradient))
             self._verify(f, result, hv[:, 0], v, plan)
         return result

@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-import scipy.sparse
 
 from ..allocation import OnDemand
 from ..arguments import Inputs, name_of, read_output
@@ -54,6 +53,7 @@ def _trace(f, args, argnums, hessian):
 
 
 def _csr(indptr, indices, shape):
+    import scipy.sparse  # noqa: PLC0415 - lazy: import dualad stays fast
     return scipy.sparse.csr_array((np.ones(len(indices), dtype=bool), indices, indptr), shape=shape)
 
 
