@@ -155,10 +155,16 @@ def _forward(name):
     return pick
 
 
+def _hessian_blocks(jit, n):
+    """The forward Hessian kernel's options for n inputs: one symmetric block up to ONE_PASS
+    (the general blocks' type is not compiled), blocks of DEFAULT_CHUNK beyond."""
+    if n <= jit.kernels.ONE_PASS:
+        return ("kernels", "hessian", jit.kernels.chunk_for(n), True)
+    return ("kernels", "hessian", jit.kernels.DEFAULT_CHUNK)
+
+
 def _hessian(made, jit, n, args):
-    if n <= jit.kernels.ONE_PASS:  # one symmetric block: the general blocks' type is not compiled
-        return made("kernels", "hessian", jit.kernels.chunk_for(n), True)
-    return made("kernels", "hessian", jit.kernels.DEFAULT_CHUNK)
+    return made(*_hessian_blocks(jit, n))
 
 
 def _on_tape(made, jit, reverse, forward, args):
@@ -213,12 +219,15 @@ class _Learning:
 
 def _auto_hessian(made, jit, n, args):
     """One HyperDual block up to ONE_PASS inputs; beyond, jit.auto.pick_hessian's choice
-    between HyperDual blocks and forward-over-reverse (where f records onto the tape)."""
-    blocks = ("kernels", "hessian", jit.kernels.DEFAULT_CHUNK)
+    between HyperDual blocks and forward-over-reverse (where f records onto the tape), as
+    inside njit code (jit.auto.hessian). Measured on Rosenbrock at n = 10: forward-over-reverse
+    runs in 1.77 µs inside a compiled loop to one block's 2.27 µs (3.0 µs both from Python),
+    but a new function's first Hessian compiles in 8.0 s through the tape in Duals against
+    1.75 s for the block (benchmarks/peers.py, first_use.py)."""
     if n <= jit.kernels.ONE_PASS or not jit.auto.pick_hessian(
             n, jit.kernels.DEFAULT_CHUNK, jit.dual_tape.DEFAULT_CHUNK, compiled_hessian_costs()):
         return _hessian(made, jit, n, args)
-    return _on_tape(made, jit, ("dual_tape", "hessian", None), blocks, args)
+    return _on_tape(made, jit, ("dual_tape", "hessian", None), _hessian_blocks(jit, n), args)
 
 
 def _auto_hvp(made, jit, n, args):

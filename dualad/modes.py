@@ -240,7 +240,6 @@ def _compiled_hessian_decision(f, args, argnums, n_in, ops, floats):
     over = recordings * COMPILED_DUAL_PASS
     costs = {"forward": hyper, "forward-over-reverse": over}
     if n_in <= kernels.ONE_PASS:
-        costs["forward"] = COMPILED_HYPER_PASS
         mode, why = "forward", f"one symmetric HyperDual block of {kernels.ONE_PASS} holds all N inputs"
     elif f is not None and not _records_on_tape(f, args, argnums):
         mode, why = "forward", "f does not compile onto the compiled tape"

@@ -138,16 +138,17 @@ def pick_hvp(n_in, width):
 
 
 def hessian(f, python, costs):
-    """python: the Python path's hessian. Forward (HyperDual blocks) where f does not record
-    onto the tape or has at most ONE_PASS inputs, else pick_hessian by the input's size."""
+    """python: the Python path's hessian. Forward (HyperDual blocks; one block up to ONE_PASS
+    inputs, kernels.hessian) where f does not record onto the tape or has at most ONE_PASS
+    inputs, else pick_hessian by the input's size."""
     hyper_width, dual_width = kernels.DEFAULT_CHUNK, dual_tape.DEFAULT_CHUNK
     one_pass = kernels.ONE_PASS
 
     def by_size(forward, over_reverse):
         def hess(x, *args):
             n_in = input_size(x)
-            # up to ONE_PASS inputs forward mode is one HyperDual block (kernels.hessian), as
-            # from Python (dualad.dispatch._auto_hessian)
+            # up to ONE_PASS inputs: one HyperDual block (kernels.hessian), as from Python
+            # (dualad.dispatch._auto_hessian, which says why)
             if n_in > one_pass and pick_hessian(n_in, hyper_width, dual_width, costs):
                 return over_reverse(x, *args)
             return forward(x, *args)
