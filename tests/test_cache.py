@@ -273,6 +273,26 @@ def test_processes_compiling_at_once_get_exact_derivatives_and_caches_never_warn
     exact(run)
 
 
+def test_a_forked_process_names_its_functions_apart_from_its_parent():
+    """A forked child continues its parent's numba counter: it draws a token of its own, or
+    two children would give different closures one name (jit/cache.named)."""
+    import multiprocessing
+
+    from dualad.jit import cache
+
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        tokens = dict(pool.map(_pid_and_process_token, range(8)))
+    assert len(set(tokens.values())) == len(tokens) >= 1
+    assert cache._PROCESS not in tokens.values()
+
+
+def _pid_and_process_token(_):
+    import os
+
+    from dualad.jit import cache
+    return os.getpid(), cache._PROCESS
+
+
 def test_dualads_compiled_names_never_meet_another_processs():
     """Every function of dualad's inside a compiled kernel has a name that holds across
     processes: its cache key's hash (equal names, equal code) or this process's token. numba

@@ -239,8 +239,18 @@ def _guard(user_function):
         cache.__class__ = _GuardedCache
 
 
-# A token of this process, for the names of functions that have no key (named below).
+# A token of this process, for the names of functions that have no key (named below); a
+# forked child draws its own (it continues the parent's numba counter: two children would
+# otherwise name different closures alike).
 _PROCESS = os.urandom(6).hex()
+
+
+def _new_process_token():
+    global _PROCESS
+    _PROCESS = os.urandom(6).hex()
+
+
+os.register_at_fork(after_in_child=_new_process_token)
 
 
 def _base_qualname(fn):

@@ -26,11 +26,11 @@ from numba.core import ir, types
 from numba.core.compiler import Compiler, DefaultPassBuilder
 from numba.core.compiler_machinery import register_pass
 from numba.core.errors import TypingError
-from .cache import overload
 from numba.core.ir_utils import build_definitions, mk_unique_var
 from numba.core.registry import CPUDispatcher
 from numba.core.typed_passes import NopythonTypeInference, type_inference_stage
 
+from .cache import overload
 from .overloads import DUALS
 from .types import DualArrayType, compiled_only, element_of, make_dual_array
 
