@@ -2,14 +2,16 @@
 vector to seed, and the results are cut back into the tuple's structure (JAX's pytree
 convention, as on the Python path).
 
-    flat_input(x)            x itself, or its leaves concatenated into one float64 vector
+    flat_input(x)            x itself (a scalar: a vector of one), or its leaves concatenated
+                             into one float64 vector
     input_size(x)            the number of entries flat_input(x) has
     total_size(r)            the number of entries of an array, or of a tuple of results
     as_input(x, seeded)      seeded itself, or the tuple rebuilt from slices of it (zero-copy
                              views of the seeded vector: leaf k sees its own partials)
     shaped_like_input(r, x)  r (..., n) as JAX shapes it: the trailing axis dropped for a
                              scalar x, or cut into one piece per leaf of a tuple x
-    hessian_like_input(H, x) H (n, n), or for a tuple the tuple of tuples of blocks
+    hessian_like_input(H, x) H (n, n) (a scalar x: H[0, 0]), or for a tuple the tuple of
+                             tuples of blocks
 
 Each walks the tuple by a recursive overload on a literal leaf position, so every leaf keeps
 its own numba type (a tuple may mix floats and arrays).
@@ -20,7 +22,7 @@ from numba.core import types
 from numba.core.errors import TypingError
 
 from .cache import overload
-from .types import compiled_only
+from .types import ARRAYS, compiled_only
 
 __all__ = ["flat_input", "input_size", "total_size", "as_input", "shaped_like_input", "hessian_like_input", "is_leaf_tuple"]
 
@@ -116,6 +118,8 @@ def _total_size(r):
 @overload(flat_input)
 def _flat_input(x):
     _check_tuple(x)
+    if isinstance(x, types.Number):  # a vector of one: every kernel seeds a vector
+        return lambda x: np.full(1, x, dtype=np.float64)
     if not isinstance(x, types.BaseTuple):
         return lambda x: x
 
@@ -139,6 +143,8 @@ def _views_step(leaf, position, after, seeded, offset):
 
 @overload(as_input)
 def _as_input(x, seeded):
+    if isinstance(x, types.Number) and isinstance(seeded, ARRAYS):
+        return lambda x, seeded: seeded[0]  # a scalar input is the one seeded element
     if not isinstance(x, types.BaseTuple):
         return lambda x, seeded: seeded
     return lambda x, seeded: _views_from(x, seeded, 0, 0)
@@ -191,4 +197,6 @@ def _rows_step(leaf, position, after, hess, offset):
 def _hessian_like_input(hess, x):
     if isinstance(x, types.BaseTuple):
         return lambda hess, x: _rows_from(x, hess, 0, 0)
+    if isinstance(x, types.Number):  # a scalar's Hessian is a scalar, as on the Python path
+        return lambda hess, x: hess[0, 0]
     return lambda hess, x: hess

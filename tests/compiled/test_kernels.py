@@ -282,3 +282,32 @@ def test_builtins_stack_concatenate_and_dualad_math_compiled():
                                dualad.grad(_builtins_and_joins, jit=False)(x), rtol=1e-14)
     np.testing.assert_allclose(dualad.hessian(_builtins_and_joins, chunk=3)(x),
                                dualad.hessian(_builtins_and_joins, jit=False)(x), rtol=1e-13, atol=1e-15)
+
+
+@numba.njit
+def _of_a_scalar(x):
+    return np.sin(x) * x ** 3
+
+
+@numba.njit
+def _vector_of_a_scalar(x):
+    return np.array([np.sin(x), x * x])
+
+
+def test_every_transform_of_a_scalar_input_equals_the_python_path_in_value_and_shape():
+    """A float input is one seeded element, not an array of one (the compiled Hessian of a
+    scalar failed to compile; its forward-over-reverse Hessian was a 1 × 1 array)."""
+    scalar_transforms = [dualad.grad, dualad.value_and_grad, dualad.hessian,
+                         lambda f, **k: dualad.grad(f, mode="reverse", **k),
+                         lambda f, **k: dualad.hessian(f, mode="forward-over-reverse", **k)]
+    for transform in scalar_transforms:
+        compiled, python = transform(_of_a_scalar)(0.7), transform(_of_a_scalar, jit=False)(0.7)
+        assert np.shape(compiled) == np.shape(python)
+        np.testing.assert_allclose(compiled, python, rtol=1e-14)
+    for mode in ("forward", "forward-over-reverse"):
+        np.testing.assert_allclose(dualad.hvp(_of_a_scalar, mode=mode)(0.7, 2.0),
+                                   dualad.hvp(_of_a_scalar, jit=False)(0.7, 2.0), rtol=1e-14)
+    for mode in ("forward", "reverse"):
+        jac = dualad.jacobian(_vector_of_a_scalar, mode=mode)(0.7)
+        assert jac.shape == (2,)
+        np.testing.assert_allclose(jac, dualad.jacobian(_vector_of_a_scalar, jit=False)(0.7), rtol=1e-14)
