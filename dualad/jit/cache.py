@@ -29,6 +29,11 @@ file's (a closure made in overloads.py from rules.py). Only closures made of dua
 and numba's functions are cached (a user's primitive has no fingerprint here), and no code
 with process-specific globals (numba's check, without its warning).
 
+Every function of dualad's that numba compiles gets a qualname that holds across processes
+(named): its key's hash, or a token of the process where it has no key. numba's symbol names
+are qualname plus a counter of the process, and a library loaded from disk would otherwise
+bind another process's closure of the same name (a wrong derivative, seen).
+
 Reading a cache that is broken, foreign or unreadable, and writing into a read-only
 directory, fall back to compiling, silently (the cache is an optimisation only).
 """
