@@ -38,7 +38,7 @@ from .intrinsics import unit_tuple
 from .overloads import ARRAYS, DUALS
 from .promote import promoting
 from .protocol import as_dual_array
-from .tuples import as_input, flat_input, hessian_like_input, shaped_like_input
+from .tuples import as_input, flat_input, hessian_like_input, input_size, shaped_like_input
 from .types import (READ_ONLY_INPUT, DualArrayType, DualType, HyperDualType, SeedArrayType, compiled_only,
                     make_dual, make_dual_array, make_hyper, make_hyper_seed_array, make_hyper_sym,
                     make_seed_array)
@@ -512,7 +512,7 @@ def hessian(f, python, chunk=None, one_block=False):
         blocks = hessian(f, python, DEFAULT_CHUNK)
 
         def by_size(x, *args):
-            if _size(flat_input(x)) <= ONE_PASS:
+            if input_size(x) <= ONE_PASS:  # (flat_input would copy a tuple's leaves)
                 return small(x, *args)
             return blocks(x, *args)
         return compile_kernel(by_size, f, python)

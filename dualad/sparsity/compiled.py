@@ -23,24 +23,21 @@ import numpy as np
 from ..arguments import Inputs, shape_key
 from .compressed import (SparseJacobian, _colour_matrix, _dual_passes, _gradient_function,
                          _gradient_leaves, _shape_error, _Sparse, random_direction)
-from .detect import hessian_pattern, jacobian_pattern
+from .detect import boolean_csr, hessian_pattern, jacobian_pattern
 
 __all__ = ["CompiledSparseJacobian", "CompiledSparseHessian", "pattern_from", "python_kernel"]
 
 
 def pattern_from(found):
     """The boolean csr_array of a detection kernel's (indptr, indices, n_in)."""
-    import scipy.sparse  # noqa: PLC0415 - lazy: import dualad stays fast
     indptr, indices, n_in = found
-    return scipy.sparse.csr_array((np.ones(len(indices), dtype=bool), indices, indptr),
-                                  shape=(len(indptr) - 1, int(n_in)))
+    return boolean_csr(indptr, indices, (len(indptr) - 1, int(n_in)))
 
 
 def python_kernel(twin, argnums, which):
     """What kernel(which) computes, on the Python path (twin: f's pure-Python twin): the
     meaning of the compiled kernel where user code runs on the Python path, and what its
     compile errors try."""
-    import scipy.sparse  # noqa: PLC0415 - lazy: import dualad stays fast
     if which in ("jacobian pattern", "hessian pattern"):
         detect = jacobian_pattern if which == "jacobian pattern" else hessian_pattern
 
@@ -62,9 +59,7 @@ def python_kernel(twin, argnums, which):
 
     def values(*rest):
         args, (indptr, indices, _, _) = rest[:-4], rest[-4:]
-        n_in = Inputs(twin, args, argnums).n
-        given = scipy.sparse.csr_array((np.ones(len(indices), dtype=bool), indices, indptr),
-                                       shape=(len(indptr) - 1, n_in))
+        given = pattern_from((indptr, indices, Inputs(twin, args, argnums).n))
         jac = SparseJacobian(given, which, None, False)(twin, args, argnums)
         rows = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
         return np.asarray(jac[rows, indices], dtype=np.float64).reshape(-1)

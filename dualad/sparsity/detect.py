@@ -52,7 +52,8 @@ def _trace(f, args, argnums, hessian):
     return inputs, read, ctx
 
 
-def _csr(indptr, indices, shape):
+def boolean_csr(indptr, indices, shape):
+    """The boolean csr_array with these rows (a pattern)."""
     import scipy.sparse  # noqa: PLC0415 - lazy: import dualad stays fast
     return scipy.sparse.csr_array((np.ones(len(indices), dtype=bool), indices, indptr), shape=shape)
 
@@ -64,7 +65,7 @@ def jacobian_pattern(f, args, argnums):
            for v, g, _ in read]
     flat = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
     indptr, keys = ctx.g.rows(flat)
-    return _csr(indptr, keys, (len(flat), inputs.n))
+    return boolean_csr(indptr, keys, (len(flat), inputs.n))
 
 
 def hessian_pattern(f, args, argnums):
@@ -82,7 +83,7 @@ def hessian_pattern(f, args, argnums):
     rows, cols = np.divmod(both, max(n, 1))
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
-    return _csr(indptr, cols, (n, n))
+    return boolean_csr(indptr, cols, (n, n))
 
 
 def _pattern_function(f, argnums, pattern, what):
