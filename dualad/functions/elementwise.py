@@ -21,47 +21,53 @@ from .registry import composition, with_values
 
 
 # ---- rule-table functions under another name -------------------------------------------------
-@composition(np.fabs)
+@composition(np.fabs, compiled=True)
 def fabs(x):
     """|x| on real input: the absolute rule (abs'(0) = 1)."""
     return np.absolute(x)
 
 
-@composition(np.degrees)
+@composition(np.degrees, compiled=True)
 def degrees(x):
     return np.rad2deg(x)
 
 
-@composition(np.radians)
+@composition(np.radians, compiled=True)
 def radians(x):
     return np.deg2rad(x)
 
 
-@composition(np.conjugate, note="real input: the identity (np.conj is np.conjugate)")
+@composition(np.conjugate, compiled=True, note="real input: the identity (np.conj is np.conjugate)")
 def conjugate(x):
     return np.positive(x)  # a new array, as NumPy's conjugate of a real array
 
 
 def _nan_ignoring(rule_name, func):
-    """fmax/fmin: maximum/minimum's partials (ties split 0.5/0.5, as in the rule table) at
-    NumPy's value. The partials compare each argument with the value, so a nan argument,
-    which fmax/fmin pass over, gets derivative 0 and the other argument 1."""
-    rule = dataclasses.replace(rules.RULES[rule_name], name=func.__name__, value=func, ufunc=None)
+    """fmax/fmin as a rule: maximum/minimum's partials (ties split 0.5/0.5, as in the rule
+    table) at NumPy's value. The partials compare each argument with the value, so a nan
+    argument, which fmax/fmin pass over, gets derivative 0 and the other argument 1. The
+    compiled path registers these rules for np.fmax/np.fmin (jit/numpy_elementwise.py)."""
+    return dataclasses.replace(rules.RULES[rule_name], name=func.__name__, value=func, ufunc=None)
 
+
+NAN_IGNORING = {np.fmax: _nan_ignoring("maximum", np.fmax),
+                np.fmin: _nan_ignoring("minimum", np.fmin)}
+
+
+def _apply(rule):
     def impl(x1, x2):
         return leader_of((x1, x2))._apply_rule(rule, (x1, x2))
-    impl.__name__ = func.__name__
+    impl.__name__ = rule.name
     return impl
 
 
-composition(np.fmax, note="ties split the derivative evenly; a nan argument is passed over")(
-    _nan_ignoring("maximum", np.fmax))
-composition(np.fmin, note="ties split the derivative evenly; a nan argument is passed over")(
-    _nan_ignoring("minimum", np.fmin))
+for _func, _rule in NAN_IGNORING.items():
+    composition(_func, compiled=True,
+                note="ties split the derivative evenly; a nan argument is passed over")(_apply(_rule))
 
 
 # ---- piecewise constant and replacements -----------------------------------------------------
-@composition(np.heaviside, note="derivative 0 in x1; 1 in x2 where x1 == 0")
+@composition(np.heaviside, compiled=True, note="derivative 0 in x1; 1 in x2 where x1 == 0")
 def heaviside(x1, x2):
     """0 for x1 < 0, x2 where x1 == 0, 1 for x1 > 0, nan for nan: derivative 0 in x1 (at
     the jump too, as sign), and the derivative of x2 where x1 == 0."""
@@ -70,7 +76,7 @@ def heaviside(x1, x2):
     return np.where(v == 0, x2, steps)
 
 
-@composition(np.nan_to_num, note="derivative 1 where x is finite, 0 where replaced")
+@composition(np.nan_to_num, compiled=True, note="derivative 1 where x is finite, 0 where replaced")
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     """nan, +inf, -inf replaced by the given numbers (which may carry derivatives)."""
     v = np.asarray(primal(x))
@@ -107,27 +113,27 @@ def _logaddexp(x1, x2, log1p_of_exp, ufunc):
     return with_values(out, ufunc(v1, v2))
 
 
-@composition(np.logaddexp)
+@composition(np.logaddexp, compiled=True)
 def logaddexp(x1, x2):
     """log(exp(x1) + exp(x2)); ∂/∂x1 = 1/(1 + exp(x2 - x1))."""
     return _logaddexp(x1, x2, lambda t: np.log1p(np.exp(t)), np.logaddexp)
 
 
-_LOG2E = 1.0 / math.log(2.0)
+LOG2E = 1.0 / math.log(2.0)
 
 
-@composition(np.logaddexp2)
+@composition(np.logaddexp2, compiled=True)
 def logaddexp2(x1, x2):
     """log2(2**x1 + 2**x2); ∂/∂x1 = 1/(1 + 2**(x2 - x1))."""
-    return _logaddexp(x1, x2, lambda t: _LOG2E * np.log1p(np.exp2(t)), np.logaddexp2)
+    return _logaddexp(x1, x2, lambda t: LOG2E * np.log1p(np.exp2(t)), np.logaddexp2)
 
 
 # sin(y)/y = Σ (-1)^k y^(2k) / (2k+1)!: for |y| < 1 the terms to y^20 leave an error below
 # 1e-21, in the value and in the first derivatives alike
-_SINC_SERIES = tuple((-1) ** k / math.factorial(2 * k + 1) for k in range(11))
+SINC_SERIES = tuple((-1) ** k / math.factorial(2 * k + 1) for k in range(11))
 
 
-@composition(np.sinc, note="sinc'(0) = 0, sinc''(0) = -π²/3 (a series near 0)")
+@composition(np.sinc, compiled=True, note="sinc'(0) = 0, sinc''(0) = -π²/3 (a series near 0)")
 def sinc(x):
     """sin(πx)/(πx). Near 0, where sin(y)/y loses its derivatives to cancellation (and is
     0/0 at 0), the Taylor series in y = πx: sinc(0) = 1, sinc'(0) = 0, sinc''(0) = -π²/3."""
@@ -136,8 +142,8 @@ def sinc(x):
     far = np.where(small, 1.0, y)  # safe: the series takes these entries
     near = np.where(small, y, 0.0)
     u = near * near
-    series = _SINC_SERIES[-1]
-    for c in _SINC_SERIES[-2::-1]:
+    series = SINC_SERIES[-1]
+    for c in SINC_SERIES[-2::-1]:
         series = series * u + c
     value = np.sinc(primal(x))
     return np.where(small, with_values(series, np.where(small, value, primal(series))),

@@ -569,7 +569,7 @@ def _singular_values(x, row_axis, col_axis):
     return np.linalg.svd(np.moveaxis(x, (row_axis, col_axis), (-2, -1)), compute_uv=False)
 
 
-@composition(np.linalg.norm)
+@composition(np.linalg.norm, compiled=True)
 def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002  (NumPy's name)
     """NumPy's norm, branch by branch, on registered functions (so the value is NumPy's):
     vector p-norms (0 counts nonzeros, derivative 0; ±inf: max/min |x|, ties share), and

@@ -140,7 +140,7 @@ def inner_subscripts(na, nb):
     return f"{''.join(sa)}Z,{''.join(sb)}Z->{''.join(sa + sb)}"
 
 
-@multilinear(np.inner)
+@multilinear(np.inner, compiled=True)
 def _inner(a, b):
     a, b = stack_lists(a), stack_lists(b)
     if np.ndim(a) == 0 or np.ndim(b) == 0:
@@ -148,7 +148,7 @@ def _inner(a, b):
     return [a, b], np.inner, inner_subscripts(np.ndim(a), np.ndim(b))
 
 
-@multilinear(np.vdot)
+@multilinear(np.vdot, compiled=True)
 def _vdot(a, b):
     a, b = np.ravel(stack_lists(a)), np.ravel(stack_lists(b))
     return [a, b], np.vdot, "i,i->"
@@ -202,7 +202,7 @@ def kron(a, b):
     return np.reshape(product, tuple(m * n for m, n in zip(np.shape(a), np.shape(b))))
 
 
-@composition(np.cross)
+@composition(np.cross, compiled=True)
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     """The cross product of 3-vectors (or the scalar one of 2-vectors), component by component."""
     if axis is not None:

@@ -37,7 +37,7 @@ def _sum(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     return a, apply, apply, lambda c: _expand_back(c, axes, keep, shape)
 
 
-@linear(np.cumsum)
+@linear(np.cumsum, compiled=True)
 def _cumsum(a, axis=None, dtype=None, out=None):
     reject_options(dict(dtype=dtype, out=out), "cumsum")
     a = stack_lists(a)
@@ -79,7 +79,7 @@ linear(np.max, np.amax, compiled=True, note="ties share the derivative evenly")(
 linear(np.min, np.amin, compiled=True, note="ties share the derivative evenly")(_chooser(np.min))
 
 
-@composition(np.mean)
+@composition(np.mean, compiled=True)
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     reject_options(dict(dtype=dtype, out=out, **kwargs), "mean")
     a = stack_lists(a)
@@ -87,7 +87,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     return np.sum(a, axis=axis, keepdims=keepdims) / count
 
 
-@composition(np.clip)
+@composition(np.clip, compiled=True)
 def clip(a, a_min=None, a_max=None, out=None, **kwargs):
     """clip = minimum(maximum(a, lo), hi), as jnp.clip: at a boundary the derivative is 0.5."""
     kwargs.pop("min", None), kwargs.pop("max", None)
@@ -119,7 +119,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     return with_values(result, np.prod(primal(a), axis=axes, keepdims=keepdims is True))
 
 
-@composition(np.cumprod)
+@composition(np.cumprod, compiled=True)
 def cumprod(a, axis=None, dtype=None, out=None):
     """Prefix products by doubling (log₂ n rounds of multiplications): exact with zeros."""
     reject_options(dict(dtype=dtype, out=out), "cumprod")
@@ -140,7 +140,7 @@ def cumprod(a, axis=None, dtype=None, out=None):
     return with_values(scan, np.cumprod(primal(a), axis=ax))
 
 
-@composition(np.diff)
+@composition(np.diff, compiled=True)
 def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
     a = stack_lists(a)
     ax = axes_of(axis, np.ndim(a))[0]

@@ -32,7 +32,7 @@ def _no_where(where, name):
 
 
 # ---- moments ---------------------------------------------------------------------------
-@composition(np.var)
+@composition(np.var, compiled=True)
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue, *,
         where=np._NoValue, mean=np._NoValue, correction=np._NoValue):
     """Σ (a - ā)² / (n - ddof) over the axes, NumPy's steps in NumPy's order; `mean` (shaped
@@ -54,7 +54,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue, *,
     return squares / max(n - ddof, 0)
 
 
-@composition(np.std)
+@composition(np.std, compiled=True)
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue, *,
         where=np._NoValue, mean=np._NoValue, correction=np._NoValue):
     """sqrt(var): where the variance is 0 (a constant sample) the derivative is nan, as
@@ -63,7 +63,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue, *,
                        where=where, mean=mean, correction=correction))
 
 
-@composition(np.average)
+@composition(np.average, compiled=True)
 def average(a, axis=None, weights=None, returned=False, *, keepdims=np._NoValue):
     """mean, or Σ a·w / Σ w over the axes (weights may carry derivatives); with returned,
     also Σ w (or the count) broadcast to the average's shape, as NumPy."""
@@ -95,7 +95,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=np._NoValue)
     return avg, scale
 
 
-@composition(np.nansum)
+@composition(np.nansum, compiled=True)
 def nansum(a, axis=None, dtype=None, out=None, keepdims=np._NoValue, initial=np._NoValue,
            where=np._NoValue):
     """sum with nan entries taken as 0 (derivative 0 there)."""
@@ -106,7 +106,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=np._NoValue, initial=np.
     return np.sum(np.where(np.isnan(primal(a)), 0.0, a), axis=axis, keepdims=_keep(keepdims))
 
 
-@composition(np.nanmean)
+@composition(np.nanmean, compiled=True)
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=np._NoValue, *, where=np._NoValue):
     """mean of the entries that are not nan (derivative 0 at nan entries); nan where all are."""
     reject_options(dict(out=out), "nanmean")
@@ -150,11 +150,11 @@ def _nan_chooser(choose, fill, name):
     return reduce
 
 
-composition(np.nanmax)(_nan_chooser(np.max, -np.inf, "nanmax"))
-composition(np.nanmin)(_nan_chooser(np.min, np.inf, "nanmin"))
+composition(np.nanmax, compiled=True)(_nan_chooser(np.max, -np.inf, "nanmax"))
+composition(np.nanmin, compiled=True)(_nan_chooser(np.min, np.inf, "nanmin"))
 
 
-@composition(np.nanprod)
+@composition(np.nanprod, compiled=True)
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=np._NoValue, initial=np._NoValue,
             where=np._NoValue):
     """prod with nan entries taken as 1 (derivative 0 there)."""
@@ -164,7 +164,7 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=np._NoValue, initial=np
     return np.prod(_nan_filled(stack_lists(a), 1.0)[0], axis=axis, keepdims=_keep(keepdims))
 
 
-@composition(np.nancumsum)
+@composition(np.nancumsum, compiled=True)
 def nancumsum(a, axis=None, dtype=None, out=None):
     """cumsum with nan entries taken as 0."""
     reject_options(dict(out=out), "nancumsum")
@@ -172,7 +172,7 @@ def nancumsum(a, axis=None, dtype=None, out=None):
     return np.cumsum(_nan_filled(stack_lists(a), 0.0)[0], axis=axis)
 
 
-@composition(np.nancumprod)
+@composition(np.nancumprod, compiled=True)
 def nancumprod(a, axis=None, dtype=None, out=None):
     """cumprod with nan entries taken as 1."""
     reject_options(dict(out=out), "nancumprod")
@@ -180,7 +180,7 @@ def nancumprod(a, axis=None, dtype=None, out=None):
     return np.cumprod(_nan_filled(stack_lists(a), 1.0)[0], axis=axis)
 
 
-@composition(np.nanvar)
+@composition(np.nanvar, compiled=True)
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue, *,
            where=np._NoValue, mean=np._NoValue, correction=np._NoValue):
     """var of the entries that are not nan: Σ (a - nanmean)² / (count - ddof) over them."""
@@ -200,7 +200,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue, *,
     return _all_nan_is_nan(result, nan, axis, keep, "nanvar")
 
 
-@composition(np.nanstd)
+@composition(np.nanstd, compiled=True)
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue, *,
            where=np._NoValue, mean=np._NoValue, correction=np._NoValue):
     """sqrt(nanvar) (derivative nan where the variance is 0, as std)."""
@@ -377,21 +377,21 @@ def _quantile_like(func, name, a, q, axis, out, method, keepdims, weights, inter
         lambda x: func(x, q, axis=axis, method=method, keepdims=keep))
 
 
-@linear(np.quantile, note="ties share the derivative evenly; q constant")
+@linear(np.quantile, compiled=True, note="ties share the derivative evenly; q constant")
 def _quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
               keepdims=False, *, weights=None, interpolation=None):
     return _quantile_like(np.quantile, "quantile", a, q, axis, out, method, keepdims, weights,
                           interpolation)
 
 
-@linear(np.percentile, note="ties share the derivative evenly; q constant")
+@linear(np.percentile, compiled=True, note="ties share the derivative evenly; q constant")
 def _percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                 keepdims=False, *, weights=None, interpolation=None):
     return _quantile_like(np.percentile, "percentile", a, q, axis, out, method, keepdims,
                           weights, interpolation)
 
 
-@linear(np.median, note="ties share the derivative evenly")
+@linear(np.median, compiled=True, note="ties share the derivative evenly")
 def _median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     reject_options(dict(out=out), "median")
     a = stack_lists(a)
@@ -405,7 +405,7 @@ def _median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 
 
 # ---- sampling: linspace, gradient, interp ----------------------------------------------------
-@composition(np.linspace)
+@composition(np.linspace, compiled=True)
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
              device=None):
     """NumPy's linspace step by step on endpoints that may carry derivatives: entry i is
@@ -544,7 +544,7 @@ def _gradient_along(f, ax, dx, edge_order):
     return np.concatenate([first, inner, last], axis=ax)
 
 
-@composition(np.interp, note="at a sample point the derivative in x is the right one (the left "
+@composition(np.interp, compiled=True, note="at a sample point the derivative in x is the right one (the left "
                              "one at xp[-1])")
 def interp(x, xp, fp, left=None, right=None, period=None):
     """NumPy's interpolation formula, slope·(x - xp[j]) + fp[j] on the segment [xp[j],

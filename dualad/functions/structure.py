@@ -14,7 +14,8 @@ for _func in (np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis, np.r
               np.squeeze, np.expand_dims, np.broadcast_to, np.copy, np.roll, np.flip, np.fliplr,
               np.flipud, np.rot90, np.take, np.diagonal, np.repeat, np.tile, np.delete,
               np.real):
-    selection(_func, compiled=_func in (np.roll,))(single(_func))
+    selection(_func, compiled=_func in (np.roll, np.reshape, np.ravel, np.copy, np.flip, np.take,
+                                             np.repeat, np.tile, np.real))(single(_func))
 
 
 @selection(np.take_along_axis)
@@ -72,10 +73,10 @@ def _joining(func):
 
 
 for _func in (np.concatenate, np.stack, np.hstack, np.vstack, np.dstack, np.column_stack):
-    selection(_func, compiled=_func in (np.concatenate, np.stack))(_joining(_func))
+    selection(_func, compiled=_func in (np.concatenate, np.stack, np.hstack))(_joining(_func))
 
 
-@selection(np.append)
+@selection(np.append, compiled=True)
 def _append(arr, values, axis=None):
     ops = _operand_list([arr, values])
     return ops, lambda v: np.append(v[0], v[1], axis=axis)
@@ -96,7 +97,7 @@ def _where(condition, x=None, y=None):
 
 
 # ---- compositions of selections and where ------------------------------------------------
-@composition(np.atleast_1d)
+@composition(np.atleast_1d, compiled=True)
 def atleast_1d(*arrays):
     out = [np.reshape(a, (1,)) if np.ndim(a) == 0 else a for a in arrays]
     return out[0] if len(out) == 1 else out
@@ -124,11 +125,14 @@ def atleast_3d(*arrays):
     return out[0] if len(out) == 1 else out
 
 
-@composition(np.sort, note="ties: each entry keeps its own derivative, in argsort's order")
+@composition(np.sort, compiled=True,
+             note="ties: each entry keeps its own derivative, tied entries in input order")
 def sort(a, axis=-1, kind=None, order=None, stable=None):
+    """The entries in a stable sort's order, whatever `kind` (the values are the same for
+    every kind; the derivatives of tied entries follow input order, as in compiled code)."""
     if axis is None:
         a, axis = np.ravel(a), 0
-    return np.take_along_axis(a, np.argsort(primal(a), axis=axis, kind=kind, stable=stable), axis)
+    return np.take_along_axis(a, np.argsort(primal(a), axis=axis, kind="stable"), axis)
 
 
 @composition(np.partition)
@@ -232,12 +236,12 @@ def select(condlist, choicelist, default=0):
                                                       *[np.shape(c) for c in choicelist]))
 
 
-@composition(np.imag)
+@composition(np.imag, compiled=True)
 def imag(val):
     return np.zeros(np.shape(val))  # real input: the imaginary part is the constant 0
 
 
-@composition(np.angle)
+@composition(np.angle, compiled=True)
 def angle(z, deg=False):
     # real input: the angle is 0 or π, piecewise constant
     return np.where(primal(z) < 0, 180.0 if deg else np.pi, 0.0) + np.zeros(np.shape(z))
@@ -272,7 +276,8 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):
     return a.constant(filled) if is_layer(a) else filled
 
 
-value_only(np.shape, np.ndim, np.size, np.argmax, np.argmin, np.argsort, np.argpartition,
-           np.nonzero, np.flatnonzero, np.count_nonzero, np.isclose, np.allclose,
-           np.array_equal, np.searchsorted, np.result_type, np.iscomplexobj, np.isrealobj,
-           np.isreal, np.iscomplex, np.any, np.all)
+value_only(np.argmax, np.argmin, np.argsort, np.nonzero, np.flatnonzero, np.count_nonzero,
+           np.searchsorted, np.any, np.all, compiled=True)
+value_only(np.shape, np.ndim, np.size, np.argpartition, np.isclose, np.allclose,
+           np.array_equal, np.result_type, np.iscomplexobj, np.isrealobj, np.isreal,
+           np.iscomplex)

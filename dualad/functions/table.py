@@ -28,9 +28,13 @@ def markdown():
         "Every function below works on the Python path in forward mode (Dual), reverse mode "
         "(the tape) and at second order (HyperDual, and any nesting of transforms), because "
         "each layer builds it from the function's kind. *compiled* says whether @njit code "
-        "differentiated by a compiled kernel may call it on arrays of duals; elsewhere the "
-        "compiled kernel's error names `jit=False`. Elementwise functions (ufuncs) are the rule "
-        "table's (`dualad.rules.RULES`), supported on every path.",
+        "differentiated by a compiled kernel may call it on arrays of duals (`dualad/jit/numpy_*.py`); "
+        "arrays of duals are 1-D in compiled code, so there it takes vectors (axis None, 0 or -1), "
+        "and forms that would make a 2-D array of duals raise an error naming the rewrite or "
+        "`jit=False`, as does every function marked *no*. Elementwise functions (ufuncs) are the "
+        "rule table's (`dualad.rules.RULES`), supported on every path. ndarray methods "
+        "(`x.sum()`, `x.mean()`, `x.var(ddof=1)`, `x.clip(lo, hi)`, `x.dot(y)`, `x.astype(float)`, "
+        "`x.T`, ...) are these functions on both paths.",
         "",
         "| function | kind | forward | reverse | second order | compiled | note |",
         "|---|---|---|---|---|---|---|",

@@ -5,4 +5,5 @@ transform is given a numba dispatcher, or jit=True, and registering a primitive 
 """
 
 from . import overloads, protocol, numpy_overloads  # noqa: F401  (overloads, in this order)
+from . import numpy_elementwise, numpy_statistics, numpy_structure  # noqa: F401
 from . import auto, dual_tape, kernels, sparse, tape, types  # noqa: F401

@@ -161,12 +161,12 @@ def constant(y):
 @register_jitable
 def one_operand(y, x, partial):
     """y = g(x) with x = value + scale·(its node): y = g + g'·scale·(the same node), no new
-    node. A partial that passes nothing on makes y a constant (index -1), and a constant x
-    stays one (its index is -1). A constant's scale and header are never read, so they are
-    left as computed: no select for them on the recording's hot path (28 -> 25 µs at n =
-    10^4)."""
-    return make_active(y, -1 if passes_nothing(partial, x.scale) else x.index, scaled(partial, x.scale),
-                       x.header)
+    node; a constant x stays one (its index is -1; a constant's scale and header are never
+    read). A partial that passes nothing on gives scale 0 on the same node, not a constant:
+    an infinite partial later (sqrt at 0 after a square at 0: std of a constant sample)
+    meets it as inf · 0 = nan, as on the Python tape, whose cotangent inf meets the
+    partial 0."""
+    return make_active(y, x.index, _times(partial, x.scale), x.header)
 
 
 @register_jitable

@@ -52,10 +52,10 @@ from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataC
 from numba.core.extending import _Intrinsic, _overload_default_jit_options, infer
 from numba.core.registry import CPUDispatcher
 from numba.core.typing.templates import (infer_getattr, infer_global, make_overload_attribute_template,
-                                         make_overload_template)
+                                         make_overload_method_template, make_overload_template)
 
 __all__ = ["identity", "attach", "set_key", "named", "overload", "overload_attribute",
-           "register_jitable", "njit"]
+           "overload_method", "register_jitable", "njit"]
 
 
 class _Uncacheable(Exception):
@@ -404,6 +404,17 @@ def overload_attribute(typ, attr, **kwargs):
     cached and named like every other of dualad's functions)."""
     def decorate(overload_func):
         infer_getattr(make_overload_attribute_template(typ, attr, overload_func, **kwargs))
+        overload(overload_func, **kwargs)(overload_func)
+        return overload_func
+    return decorate
+
+
+def overload_method(typ, attr, **kwargs):
+    """numba's @overload_method, the implementation compiled through overload here (as
+    overload_attribute)."""
+    def decorate(overload_func):
+        infer_getattr(make_overload_method_template(typ, attr, overload_func, inline="never",
+                                                    prefer_literal=False))
         overload(overload_func, **kwargs)(overload_func)
         return overload_func
     return decorate

@@ -128,23 +128,27 @@ def _array_extreme(better):
                 values = a.values
                 if len(values) == 0:
                     raise ValueError("zero-size array to reduction operation which has no identity")
-                best = values[0]
+                best, count, has_nan = values[0], 0, False
                 for i in range(1, len(values)):
                     if better(values[i], best):
                         best = values[i]
-                total = zero_element(a)
-                plain, count = 0.0, 0
                 for i in range(len(values)):
-                    if values[i] == best:
-                        total = total + a[i]
-                        plain += values[i]
-                        count += 1
-                result = total * (1.0 / count)
-                if np.isfinite(best):
+                    count += values[i] == best
+                    has_nan = has_nan or np.isnan(values[i])
+                # every entry with its weight, zeros too, as the Python path's Σ weights · t
+                # (0 · an infinite partial is nan there); nan weights where a holds nan
+                # (NumPy's value is nan then)
+                share = np.nan if has_nan else 1.0 / count
+                total, plain = zero_element(a), 0.0
+                for i in range(len(values)):
+                    weight = share if has_nan or values[i] == best else 0.0
+                    total = total + weight * a[i]
+                    plain += weight * values[i]
+                if np.isfinite(best) and not has_nan:
                     # the same float arithmetic on the values, off from best by a few ulp at
                     # most: the difference is exact, and removing it leaves best exactly
-                    result = result - (plain * (1.0 / count) - best)
-                return result
+                    total = total - (plain - best)
+                return total
             return impl
         return None
     return choose
@@ -226,19 +230,20 @@ def _dot(a, b):
     return None
 
 
-check_axis = compiled_only("numpy_overloads", "check_axis")  # (axis): a ValueError unless 0, -1, None
+whole = compiled_only("numpy_overloads", "whole")  # (axis): a ValueError unless None, 0 or -1
 
 
-@overload(check_axis)
-def _check_axis(axis):
+@overload(whole)
+def _whole(axis):
+    """The axis argument of a NumPy function on a 1-D array of duals: None, 0 or -1."""
     if isinstance(axis, (types.NoneType, types.Omitted)) or axis is None:
         return lambda axis: None
     if not isinstance(axis, types.Integer):
-        raise TypingError(f"np.concatenate of 1-D arrays of duals takes an integer axis, not {axis}")
+        raise TypingError(f"arrays of duals are 1-D in compiled code: axis is None, 0 or -1, not {axis}")
 
     def check(axis):
         if axis != 0 and axis != -1:
-            raise ValueError("np.concatenate: axis out of bounds for 1-D arrays of duals")
+            raise ValueError("axis out of bounds: arrays of duals are 1-D in compiled code")
     return check
 
 
@@ -252,7 +257,7 @@ def _concatenate(arrays, axis=0):
         one_element_type(tuple(arrays), "np.concatenate")
 
         def join_tuple(arrays, axis=0):
-            check_axis(axis)
+            whole(axis)
             total = 0
             for part in literal_unroll(arrays):
                 total += len(part)
@@ -266,7 +271,7 @@ def _concatenate(arrays, axis=0):
         return join_tuple
     if sequence_of(arrays, ARRAYS):
         def join_list(arrays, axis=0):
-            check_axis(axis)
+            whole(axis)
             total = 0
             for part in arrays:
                 total += len(part)
@@ -405,7 +410,7 @@ def _into_float_array(symbol):
     return choose
 
 
-def _register_broadcast(entry_list, rule):
+def register_broadcast(entry_list, rule):
     """Operators and NumPy ufuncs only: math.* functions take no arrays (as in Python)."""
     for entry in entry_list:
         if rule.arity == 2 and getattr(entry, "__module__", None) != "math":
@@ -417,8 +422,8 @@ _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "pow": "**", "mo
 _IN_PLACE = [(getattr(operator, "i" + rule.operator), _SYMBOLS.get(rule.operator, rule.operator))
              for rule in RULES.values() if rule.arity == 2 and rule.operator]
 for _rule in RULES.values():
-    _register_broadcast(entry_points(_rule), _rule)
-subscribe(lambda entry, rule, value: rule is not None and _register_broadcast([entry], rule))
+    register_broadcast(entry_points(_rule), _rule)
+subscribe(lambda entry, rule, value: rule is not None and register_broadcast([entry], rule))
 for _entry, _symbol in _IN_PLACE:
     overload(_entry)(_into_float_array(_symbol))
 
@@ -437,7 +442,7 @@ overload(max)(_extreme(operator.gt))  # max(a, b) is b only if b > a
 overload(min)(_extreme(operator.lt))
 
 
-def _dualad_templates_first(functions):
+def dualad_templates_first(functions):
     """Put dualad's typing templates of these functions before numba's own.
 
     numba's generic np.zeros_like & co. accept any type as a dtype and would type
@@ -462,5 +467,5 @@ def _dualad_templates_first(functions):
             context._insert_global(fn, types.Function(tuple(ours + rest)))
 
 
-_dualad_templates_first((np.zeros_like, np.empty_like, np.ones_like, np.full_like) +
+dualad_templates_first((np.zeros_like, np.empty_like, np.ones_like, np.full_like) +
                         tuple(entry for entry, _ in _IN_PLACE))

@@ -371,7 +371,7 @@ def one_element_type(arg_types, what):
     return elements.pop()
 
 
-def _elementwise(entry, arity):
+def elementwise(entry, arity):
     """Overload `entry` for arrays of duals: call it on every element (1-D, equal lengths or
     scalars broadcast)."""
     name = getattr(entry, "__name__", entry)
@@ -488,7 +488,7 @@ def register_rule(rule, entries):
         scalar = _unary_scalar(rule) if rule.arity == 1 else _binary_scalar(rule)
     for entry in entries:
         overload(entry, jit_options=RULE_JIT)(scalar)
-        overload(entry, jit_options=RULE_JIT)(_elementwise(entry, rule.arity))
+        overload(entry, jit_options=RULE_JIT)(elementwise(entry, rule.arity))
 
 
 for _rule in RULES.values():

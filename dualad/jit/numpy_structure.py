@@ -1,0 +1,274 @@
+"""Array structure on 1-D arrays of compiled duals, and the ndarray methods.
+
+Structure: copy, ravel, reshape and atleast_1d (to 1-D), flip, take, repeat, tile, append,
+hstack, cross (3-vectors), inner and vdot (np.dot of vectors): each output entry is an
+operand entry, or the product rule. Value-only functions (argmax, argmin, argsort,
+searchsorted, count_nonzero, nonzero, flatnonzero, any, all) run on the values.
+
+Methods: ``x.sum()`` and the rest are the NumPy functions (METHODS), so a method is never a
+second implementation.
+"""
+
+import numpy as np
+from numba.core import types
+from numba.core.errors import TypingError
+
+from .cache import overload, overload_attribute, overload_method, register_jitable
+from .numpy_overloads import cannot, copied, dualad_templates_first
+from .overloads import (ARRAYS, DUALS, element_or_whole, first_of, length_of, new_array,
+                        one_element_type, second_of)
+from .types import NUMBER, compiled_only, store_element, zero_element
+
+
+def _vector(t):
+    return isinstance(t, ARRAYS) or (isinstance(t, types.Array) and t.ndim == 1 and
+                                     isinstance(t.dtype, NUMBER))
+
+
+@overload(np.copy)
+def _copy(a):
+    if isinstance(a, ARRAYS):
+        return lambda a: copied(a)
+    return None
+
+
+def _itself(func):
+    def choose(a):
+        if isinstance(a, ARRAYS):
+            return lambda a: a
+        return None
+    overload(func)(choose)
+
+
+_itself(np.ravel)
+_itself(np.atleast_1d)
+
+
+reshaped = compiled_only("numpy_structure", "reshaped")  # (a, shape): np.reshape and a.reshape
+
+
+@overload(reshaped)
+def _reshaped(a, shape):
+    """To 1-D only (n, (n,) or -1): arrays of duals are 1-D in compiled code. (numba's own
+    np.reshape calls a.reshape, so both spell this one function.)"""
+    if isinstance(shape, types.Integer):
+        def flat(a, shape):
+            if shape != -1 and shape != len(a):
+                raise ValueError("cannot reshape an array of duals into another length")
+            return a
+        return flat
+    if isinstance(shape, types.BaseTuple) and len(shape) == 1:
+        return lambda a, shape: reshaped(a, shape[0])
+    cannot(f"np.reshape of an array of duals to {shape}: arrays of duals are 1-D in compiled "
+           "code; index a flat array ([i * n + j] for [i, j])")
+
+
+overload(np.reshape)(lambda a, shape: (lambda a, shape: reshaped(a, shape)) if isinstance(a, ARRAYS) else None)
+
+
+@overload(np.flip)
+def _flip(m):
+    if isinstance(m, ARRAYS):
+        def flip(m):
+            n = len(m)
+            out = new_array(m, n)
+            for i in range(n):
+                store_element(out, i, m[n - 1 - i])
+            return out
+        return flip
+    return None
+
+
+@overload(np.take)
+def _take(a, indices):
+    if not isinstance(a, ARRAYS):
+        return None
+    if isinstance(indices, types.Integer):
+        return lambda a, indices: a[indices]
+    if isinstance(indices, types.Array) and indices.ndim == 1 and isinstance(indices.dtype, types.Integer):
+        def gather(a, indices):
+            out = new_array(a, len(indices))
+            for k in range(len(indices)):
+                store_element(out, k, a[indices[k]])
+            return out
+        return gather
+    raise TypingError(f"np.take of an array of duals takes an integer or a 1-D integer array, not {indices}")
+
+
+@overload(np.repeat)
+def _repeat(a, repeats):
+    if not isinstance(a, ARRAYS):
+        return None
+    if isinstance(repeats, types.Integer):
+        def each(a, repeats):
+            if repeats < 0:
+                raise ValueError("negative dimensions are not allowed")
+            out = new_array(a, len(a) * repeats)
+            for i in range(len(a)):
+                for k in range(repeats):
+                    store_element(out, i * repeats + k, a[i])
+            return out
+        return each
+    if isinstance(repeats, types.Array) and repeats.ndim == 1 and isinstance(repeats.dtype, types.Integer):
+        def counted(a, repeats):
+            if len(repeats) != len(a):
+                raise ValueError("operands could not be broadcast together (repeats)")
+            total = 0
+            for i in range(len(a)):
+                if repeats[i] < 0:
+                    raise ValueError("repeats may not contain negative values.")
+                total += repeats[i]
+            out = new_array(a, total)
+            k = 0
+            for i in range(len(a)):
+                for _ in range(repeats[i]):
+                    store_element(out, k, a[i])
+                    k += 1
+            return out
+        return counted
+    raise TypingError(f"np.repeat of an array of duals takes an integer or a 1-D integer array, not {repeats}")
+
+
+@overload(np.tile)
+def _tile(A, reps):
+    if not isinstance(A, ARRAYS):
+        return None
+    if not isinstance(reps, types.Integer):
+        cannot(f"np.tile of an array of duals with reps {reps} would make a 2-D array; arrays of "
+               "duals are 1-D in compiled code: tile with an integer, or pass jit=False")
+
+    def tile(A, reps):
+        n = len(A)
+        out = new_array(A, n * max(reps, 0))
+        for r in range(max(reps, 0)):
+            for i in range(n):
+                store_element(out, r * n + i, A[i])
+        return out
+    return tile
+
+
+_one = register_jitable(lambda a: 1)
+
+
+@overload(np.append)
+def _append(arr, values):
+    """Flattened, end to end (axis=None): numbers and arrays of numbers or duals."""
+    if not any(isinstance(t, DUALS) for t in (arr, values)):
+        return None
+    if not all(_vector(t) or isinstance(t, NUMBER + DUALS) for t in (arr, values)):
+        raise TypingError(f"np.append of duals joins 1-D arrays and scalars, got {arr}, {values}")
+    one_element_type((arr, values), "np.append")
+    get_a, get_b = (element_or_whole[_vector(t)] for t in (arr, values))
+    size_a, size_b = (length_of if _vector(t) else _one for t in (arr, values))
+    pick_like = first_of if isinstance(arr, DUALS) else second_of
+
+    def join(arr, values):
+        m, k = size_a(arr), size_b(values)
+        like = pick_like(arr, values)
+        out = new_array(like, m + k)
+        zero = zero_element(like)
+        for i in range(m):
+            store_element(out, i, zero + get_a(arr, i))
+        for i in range(k):
+            store_element(out, m + i, zero + get_b(values, i))
+        return out
+    return join
+
+
+@overload(np.hstack)
+def _hstack(tup):
+    if isinstance(tup, types.BaseTuple) and any(isinstance(t, ARRAYS) for t in tup):
+        return lambda tup: np.concatenate(tup)
+    return None
+
+
+@overload(np.cross)
+def _cross(a, b):
+    """3-vectors, component by component (multilinear.cross)."""
+    if not (any(isinstance(t, ARRAYS) for t in (a, b)) and all(_vector(t) for t in (a, b))):
+        return None
+    one_element_type((a, b), "np.cross")
+    like_first = isinstance(a, ARRAYS)
+
+    def cross(a, b):
+        if len(a) != 3 or len(b) != 3:
+            raise ValueError("np.cross of arrays of duals in compiled code takes 3-vectors (for "
+                             "2-vectors write a[0] * b[1] - a[1] * b[0])")
+        out = new_array(a if like_first else b, 3)
+        zero = zero_element(a if like_first else b)
+        out[0] = zero + (a[1] * b[2] - a[2] * b[1])
+        out[1] = zero + (a[2] * b[0] - a[0] * b[2])
+        out[2] = zero + (a[0] * b[1] - a[1] * b[0])
+        return out
+    return cross
+
+
+def _dot_of_vectors(func):
+    def choose(a, b):
+        if any(isinstance(t, ARRAYS) for t in (a, b)) and all(_vector(t) for t in (a, b)):
+            return lambda a, b: np.dot(a, b)
+        return None
+    overload(func)(choose)
+
+
+_dot_of_vectors(np.inner)
+_dot_of_vectors(np.vdot)
+
+
+# ---- value-only: on the values -------------------------------------------------------------------
+def _on_values(func, arity):
+    if arity == 1:
+        overload(func)(lambda a: (lambda a: func(a.values)) if isinstance(a, ARRAYS) else None)
+    else:
+        overload(func)(lambda a, v: (lambda a, v: func(a.values, v))
+                       if isinstance(a, ARRAYS) and not isinstance(v, DUALS) else None)
+
+
+VALUE_ONLY = {np.argmax: 1, np.argmin: 1, np.argsort: 1, np.count_nonzero: 1, np.nonzero: 1,
+              np.flatnonzero: 1, np.any: 1, np.all: 1, np.searchsorted: 2}
+for _func, _arity in VALUE_ONLY.items():
+    _on_values(_func, _arity)
+
+
+# ---- ndarray methods: the NumPy functions -----------------------------------------------------------
+# method name -> (NumPy function, number of arguments after self)
+METHODS = {"sum": (np.sum, 0), "prod": (np.prod, 0), "mean": (np.mean, 0), "max": (np.max, 0),
+           "min": (np.min, 0), "cumsum": (np.cumsum, 0), "cumprod": (np.cumprod, 0),
+           "copy": (np.copy, 0), "flatten": (np.copy, 0), "ravel": (np.ravel, 0),
+           "argmax": (np.argmax, 0), "argmin": (np.argmin, 0), "argsort": (np.argsort, 0),
+           "any": (np.any, 0), "all": (np.all, 0),
+           "dot": (np.dot, 1), "take": (np.take, 1), "repeat": (np.repeat, 1),
+           "reshape": (reshaped, 1), "clip": (np.clip, 2)}
+
+
+def _method(func, arity):
+    if arity == 0:
+        return lambda a: lambda a: func(a)
+    if arity == 1:
+        return lambda a, b: lambda a, b: func(a, b)
+    return lambda a, b, c: lambda a, b, c: func(a, b, c)
+
+
+def _astype(a, dtype):
+    """float64 (float, np.float64): a copy of the duals, as NumPy's astype; another dtype
+    would drop the derivative."""
+    if isinstance(dtype, (types.NumberClass, types.DType)) and dtype.dtype == types.float64:
+        return lambda a, dtype: np.copy(a)
+    if isinstance(dtype, types.Function) and dtype.typing_key is float:
+        return lambda a, dtype: np.copy(a)
+    raise TypingError(f"astype({dtype}) of an array of duals would drop its derivative: keep "
+                      "float64 (astype(float))")
+
+
+for _array_type in ARRAYS:
+    for _name, (_func, _arity) in METHODS.items():
+        overload_method(_array_type, _name)(_method(_func, _arity))
+    overload_method(_array_type, "astype")(lambda a, dtype: _astype(a, dtype))
+    overload_method(_array_type, "var")(lambda a, ddof=0: lambda a, ddof=0: np.var(a, None, ddof))
+    overload_method(_array_type, "std")(lambda a, ddof=0: lambda a, ddof=0: np.std(a, None, ddof))
+    overload_attribute(_array_type, "T")(lambda a: lambda a: a)
+
+
+dualad_templates_first((np.copy, np.ravel, np.atleast_1d, np.reshape, np.flip, np.take, np.repeat,
+                        np.tile, np.append, np.hstack, np.cross, np.inner, np.vdot) +
+                       tuple(VALUE_ONLY))
