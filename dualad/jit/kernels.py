@@ -314,6 +314,10 @@ _NOISE = ("During:", "File ", "raised from", "<source elided>", "There are ", "-
           "Overload ", "With argument", "Rejected as", "No implementation of function Function(<function")
 
 
+_DUAL_KINDS = ("Dual(", "DualArray(", "SeedArray(", "HyperDual(", "HyperSeedArray(", "Active",
+               "Tracer")
+
+
 def _cause(report):
     """The innermost error of numba's nested report: the lines after the last "Failed in
     nopython mode pipeline", preferring a specific error an overload raised."""
@@ -327,6 +331,12 @@ def _cause(report):
             block.append(line)
     specific = [line.split("Error: ", 1)[1] for line in block if "Error: " in line]
     cause = specific[-1] if specific else " ".join(block[:4])
+    # the call on duals that failed, as numba typed it (np.partition's own "The first
+    # argument must be an array-like" does not say which function it is)
+    calls = [line[4:] for line in block if line.startswith(">>> ")]
+    if (specific and calls and calls[-1].split("(", 1)[0] not in cause and
+            any(kind in calls[-1] for kind in _DUAL_KINDS)):
+        cause = f"{calls[-1]}: {cause}"
     if "Known signatures" in " ".join(block):
         cause += (" (that numba function was compiled with explicit signatures, for floats only, "
                   "so numba cannot re-specialise it for dual numbers)")
