@@ -156,7 +156,7 @@ def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
     return a
 
 
-@composition(np.round, np.around)
+@composition(np.round, np.around, compiled=True)
 def round_(a, decimals=0, out=None):
     reject_options(dict(out=out), "round")
     rule = rules.RULES["round"]

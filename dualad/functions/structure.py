@@ -15,10 +15,10 @@ for _func in (np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis, np.r
               np.flipud, np.rot90, np.take, np.diagonal, np.repeat, np.tile, np.delete,
               np.real):
     selection(_func, compiled=_func in (np.roll, np.reshape, np.ravel, np.copy, np.flip, np.take,
-                                             np.repeat, np.tile, np.real))(single(_func))
+                                             np.repeat, np.tile, np.real, np.delete))(single(_func))
 
 
-@selection(np.take_along_axis)
+@selection(np.take_along_axis, compiled=True)
 def _take_along_axis(arr, indices, axis=-1):
     indices = np.asarray(primal(indices))
     return [arr], lambda arrays: np.take_along_axis(arrays[0], indices, axis)
@@ -277,7 +277,7 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):
 
 
 value_only(np.argmax, np.argmin, np.argsort, np.nonzero, np.flatnonzero, np.count_nonzero,
-           np.searchsorted, np.any, np.all, compiled=True)
-value_only(np.shape, np.ndim, np.size, np.argpartition, np.isclose, np.allclose,
-           np.array_equal, np.result_type, np.iscomplexobj, np.isrealobj, np.isreal,
+           np.searchsorted, np.any, np.all, np.shape, np.size, np.isclose, np.allclose,
+           np.array_equal, compiled=True)
+value_only(np.ndim, np.argpartition, np.result_type, np.iscomplexobj, np.isrealobj, np.isreal,
            np.iscomplex)

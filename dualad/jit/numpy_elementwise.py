@@ -14,7 +14,7 @@ from numba.core.errors import TypingError
 
 from ..functions.elementwise import LOG2E, NAN_IGNORING, SINC_SERIES
 from .cache import overload, register_jitable
-from .numpy_overloads import dualad_templates_first, register_broadcast
+from .numpy_overloads import dualad_templates_first, primal, register_broadcast
 from .overloads import (ARRAYS, DUALS, RULE_JIT, SCALARS, by_value, new_array, register_rule,
                         elementwise)
 from .types import NUMBER, compiled_only, store_element, zero_element
@@ -78,14 +78,6 @@ def _angle(z, deg=False):
     return None
 
 
-value_of = compiled_only("numpy_elementwise", "value_of")  # (x): a dual's value, a number itself
-
-
-@overload(value_of)
-def _value_of(x):
-    return (lambda x: x.value) if by_value(x) else (lambda x: float(x))
-
-
 # ---- piecewise constant and replacements ----------------------------------------------------------
 @register_jitable
 def _step(v, at_zero):
@@ -98,8 +90,8 @@ def _heaviside_scalar(x1, x2):
     """Derivative 0 in x1 (at the jump too); x2's where x1 == 0. A plain x2 gives a plain
     number (no derivative at all), as on the Python path."""
     if isinstance(x2, NUMBER):
-        return lambda x1, x2: _step(value_of(x1), float(x2))
-    return lambda x1, x2: x2 if value_of(x1) == 0 else zero_element(x2) + _step(value_of(x1), 0.0)
+        return lambda x1, x2: _step(primal(x1), float(x2))
+    return lambda x1, x2: x2 if primal(x1) == 0 else zero_element(x2) + _step(primal(x1), 0.0)
 
 
 def _heaviside_array(x1, x2):
@@ -171,7 +163,7 @@ def _logaddexp_of(log1p_of_exp, ufunc):
     values; at x1 = x2 = ±inf, (x1 + x2)/2."""
     @register_jitable
     def scalar(x1, x2):
-        v1, v2 = value_of(x1), value_of(x2)
+        v1, v2 = primal(x1), primal(x2)
         if v1 == v2 and np.isinf(v1):
             out = 0.5 * x1 + 0.5 * x2
         elif v1 > v2:

@@ -230,6 +230,18 @@ def _dot(a, b):
     return None
 
 
+primal = compiled_only("numpy_overloads", "primal")  # (x): the values of duals; a number or float array itself
+
+
+@overload(primal)
+def _primal(x):
+    if isinstance(x, ARRAYS):
+        return lambda x: x.values
+    if isinstance(x, SCALARS):
+        return lambda x: x.value
+    return lambda x: x
+
+
 whole = compiled_only("numpy_overloads", "whole")  # (axis): a ValueError unless None, 0 or -1
 
 

@@ -14,8 +14,8 @@ from numba.core import types
 from numba.core.errors import TypingError
 
 from .cache import overload, register_jitable
-from .numpy_elementwise import value_of, with_value
-from .numpy_overloads import dualad_templates_first, whole
+from .numpy_elementwise import with_value
+from .numpy_overloads import dualad_templates_first, primal, whole
 from .protocol import as_dual_array
 from .overloads import ARRAYS, DUALS, SCALARS, by_value, new_array
 from .types import NUMBER, compiled_only, store_element, zero_element
@@ -77,7 +77,7 @@ def _average(a, axis=None, weights=None):
         if len(weights) != len(a):
             raise ValueError("Shape of weights must be consistent with shape of a along specified axis.")
         scale = np.sum(weights)
-        if value_of(scale) == 0.0:
+        if primal(scale) == 0.0:
             raise ZeroDivisionError("Weights sum to zero, can't be normalized")
         return np.sum(a * weights) / scale
     return weighted
@@ -279,7 +279,7 @@ def _linspace(start, stop, num=50, endpoint=True):
         delta = stop - start
         out = new_array(stop if like_stop else start, num)
         step = delta / div if div > 0 else delta
-        tiny = div > 0 and value_of(step) == 0
+        tiny = div > 0 and primal(step) == 0
         for i in range(num):
             if div > 0 and tiny:
                 out[i] = (i / div) * delta + start
@@ -305,13 +305,7 @@ def increasing(xp, fp):
                              "check it, and its values are meaningless otherwise)")
 
 
-values_of = compiled_only("numpy_statistics", "values_of")  # (a): an array of duals' values, a float array itself
 or_default = compiled_only("numpy_statistics", "or_default")  # (given, default): default when given is None
-
-
-@overload(values_of)
-def _values_of(a):
-    return (lambda a: a.values) if isinstance(a, ARRAYS) else (lambda a: a)
 
 
 @overload(or_default)
@@ -324,7 +318,7 @@ def interp_one(x, xp, fp, fp_values, left, right):
     """statistics.interp at one point: slope·(x - xp[j]) + fp[j] on the segment holding x
     (the one to the right of a sample point, the left one at xp[-1]); left/right (default
     fp[0]/fp[-1]) outside, x itself where x is nan. The value numba's np.interp."""
-    xv = value_of(x)
+    xv = primal(x)
     n = len(xp)
     if np.isnan(xv):
         return x
@@ -358,7 +352,7 @@ def _interp(x, xp, fp, left=None, right=None):
     if isinstance(x, SCALARS + NUMBER):
         def one(x, xp, fp, left=None, right=None):
             increasing(xp, fp)
-            return interp_one(x, xp, fp, values_of(fp), left, right)
+            return interp_one(x, xp, fp, primal(fp), left, right)
         return one
     if not (isinstance(x, ARRAYS) or isinstance(fp, ARRAYS)):
         raise TypingError("numpy.interp of an array x in compiled code: x or fp must be an array "
@@ -367,7 +361,7 @@ def _interp(x, xp, fp, left=None, right=None):
 
     def each(x, xp, fp, left=None, right=None):
         increasing(xp, fp)
-        fp_values = values_of(fp)
+        fp_values = primal(fp)
         out = new_array(x if like_x else fp, len(x))
         for i in range(len(x)):
             out[i] = interp_one(x[i], xp, fp, fp_values, left, right)

@@ -1,9 +1,9 @@
 """Array structure on 1-D arrays of compiled duals, and the ndarray methods.
 
-Structure: copy, ravel, reshape and atleast_1d (to 1-D), flip, take, repeat, tile, append,
-hstack, cross (3-vectors), inner and vdot (np.dot of vectors): each output entry is an
-operand entry, or the product rule. Value-only functions (argmax, argmin, argsort,
-searchsorted, count_nonzero, nonzero, flatnonzero, any, all) run on the values.
+Structure: copy, ravel, reshape and atleast_1d (to 1-D), flip, take, take_along_axis,
+repeat, tile, append, delete, hstack, cross (3-vectors), inner and vdot (np.dot of vectors):
+each output entry is an operand entry, or the product rule; round (derivative 0).
+Value-only functions (argmax, argsort, searchsorted, isclose, shape, ...) run on the values.
 
 Methods: ``x.sum()`` and the rest are the NumPy functions (METHODS), so a method is never a
 second implementation.
@@ -14,8 +14,8 @@ from numba.core import types
 from numba.core.errors import TypingError
 
 from .cache import overload, overload_attribute, overload_method, register_jitable
-from .numpy_overloads import cannot, copied, dualad_templates_first
-from .overloads import (ARRAYS, DUALS, element_or_whole, first_of, length_of, new_array,
+from .numpy_overloads import cannot, copied, dualad_templates_first, primal, whole
+from .overloads import (ARRAYS, DUALS, SCALARS, element_or_whole, first_of, length_of, new_array,
                         one_element_type, second_of)
 from .types import NUMBER, compiled_only, store_element, zero_element
 
@@ -215,17 +215,77 @@ _dot_of_vectors(np.inner)
 _dot_of_vectors(np.vdot)
 
 
+@overload(np.delete)
+def _delete(arr, obj):
+    """arr without the entries at obj (an integer or a 1-D integer array; negative ones wrap)."""
+    if not isinstance(arr, ARRAYS):
+        return None
+    if isinstance(obj, types.Integer):
+        return lambda arr, obj: np.delete(arr, np.array([obj]))
+    if not (isinstance(obj, types.Array) and obj.ndim == 1 and isinstance(obj.dtype, types.Integer)):
+        raise TypingError(f"np.delete of an array of duals takes an integer or a 1-D integer array, not {obj}")
+
+    def delete(arr, obj):
+        n = len(arr)
+        keep = np.ones(n, dtype=np.bool_)
+        for k in range(len(obj)):
+            i = obj[k] + n if obj[k] < 0 else obj[k]
+            if i < 0 or i >= n:
+                raise IndexError("np.delete: index out of bounds")
+            keep[i] = False
+        out = new_array(arr, np.count_nonzero(keep))
+        j = 0
+        for i in range(n):
+            if keep[i]:
+                store_element(out, j, arr[i])
+                j += 1
+        return out
+    return delete
+
+
+@overload(np.take_along_axis)
+def _take_along_axis(arr, indices, axis):
+    """1-D: arr[indices] (axis 0, -1 or None)."""
+    if not isinstance(arr, ARRAYS):
+        return None
+
+    def along(arr, indices, axis):
+        whole(axis)
+        return np.take(arr, indices)
+    return along
+
+
+@overload(np.round)
+@overload(np.around)
+def _round(a, decimals=0):
+    """Piecewise constant (the rule table's round): NumPy's rounded values, derivative 0."""
+    if isinstance(a, SCALARS):
+        return lambda a, decimals=0: zero_element(a) + np.round(a.value, decimals)
+    if isinstance(a, ARRAYS):
+        def rounded(a, decimals=0):
+            out = new_array(a, len(a))
+            zero = zero_element(a)
+            for i in range(len(a)):
+                store_element(out, i, zero + np.round(a.values[i], decimals))
+            return out
+        return rounded
+    return None
+
+
 # ---- value-only: on the values -------------------------------------------------------------------
 def _on_values(func, arity):
+    """func of the values of arrays (and scalars) of duals: arity 1, or 2 where either or
+    both arguments may carry duals."""
     if arity == 1:
         overload(func)(lambda a: (lambda a: func(a.values)) if isinstance(a, ARRAYS) else None)
-    else:
-        overload(func)(lambda a, v: (lambda a, v: func(a.values, v))
-                       if isinstance(a, ARRAYS) and not isinstance(v, DUALS) else None)
+        return
+    overload(func)(lambda a, b: (lambda a, b: func(primal(a), primal(b)))
+                   if isinstance(a, DUALS) or isinstance(b, DUALS) else None)
 
 
 VALUE_ONLY = {np.argmax: 1, np.argmin: 1, np.argsort: 1, np.count_nonzero: 1, np.nonzero: 1,
-              np.flatnonzero: 1, np.any: 1, np.all: 1, np.searchsorted: 2}
+              np.flatnonzero: 1, np.any: 1, np.all: 1, np.shape: 1, np.size: 1,
+              np.searchsorted: 2, np.isclose: 2, np.allclose: 2, np.array_equal: 2}
 for _func, _arity in VALUE_ONLY.items():
     _on_values(_func, _arity)
 
@@ -270,5 +330,6 @@ for _array_type in ARRAYS:
 
 
 dualad_templates_first((np.copy, np.ravel, np.atleast_1d, np.reshape, np.flip, np.take, np.repeat,
-                        np.tile, np.append, np.hstack, np.cross, np.inner, np.vdot) +
+                        np.tile, np.append, np.hstack, np.cross, np.inner, np.vdot, np.delete,
+                        np.take_along_axis, np.round, np.around) +
                        tuple(VALUE_ONLY))

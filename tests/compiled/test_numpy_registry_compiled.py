@@ -71,12 +71,15 @@ def nan_ignoring(x):
 def structure(x):
     values_only = (np.argmax(x) + np.argmin(x) + np.argsort(x)[0] + np.count_nonzero(x) +
                    len(np.nonzero(x)[0]) + len(np.flatnonzero(x)) + np.any(x) + np.all(x) +
-                   np.searchsorted(np.sort(x), 0.4))
+                   np.searchsorted(np.sort(x), 0.4) + np.shape(x)[0] + np.size(x) +
+                   np.isclose(x, W)[1] + np.allclose(x, W) + np.array_equal(x, x))
     return np.concatenate((
         np.copy(x), np.ravel(x), np.reshape(x, -1), np.atleast_1d(x), np.flip(x),
         np.take(x, IDX), np.repeat(x, 2), np.repeat(x, REP), np.tile(x, 2), np.append(x, 1.0),
         np.append(np.ones(2), x), np.hstack((x, x)), np.cross(x[:3], W[:3]), x * values_only,
-        np.stack((np.inner(x, W), np.vdot(x, x), np.take(x, 1)))))
+        np.delete(x, 1), np.delete(x, np.array([0, -1])), np.take_along_axis(x, IDX, 0),
+        np.round(x * 10.0) + x, np.around(x, 1) * x,
+        np.stack((np.inner(x, W), np.vdot(x, x), np.take(x, 1), np.round(x[0] * 3.0) * x[1]))))
 
 
 @numba.njit
@@ -103,7 +106,8 @@ EXERCISED = {
     structure: {np.copy, np.ravel, np.reshape, np.atleast_1d, np.flip, np.take, np.repeat,
                 np.tile, np.append, np.hstack, np.cross, np.inner, np.vdot, np.argmax, np.argmin,
                 np.argsort, np.count_nonzero, np.nonzero, np.flatnonzero, np.any, np.all,
-                np.searchsorted},
+                np.searchsorted, np.shape, np.size, np.isclose, np.allclose,
+                np.array_equal, np.delete, np.take_along_axis, np.round, np.around},
 }
 
 
