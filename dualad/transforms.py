@@ -31,7 +31,7 @@ from . import dispatch
 from .arguments import name_of, shape_key, strip_newer
 from .forward import (check_scalar, derivative_forward, hessian_forward, hvp_forward,
                       jacobian_forward, jvp_forward, second_derivative_forward)
-from .modes import default_chunk, default_hessian_chunk
+from .modes import PYTHON_HVP_FORWARD_UP_TO, default_chunk, default_hessian_chunk
 from .number import new_tag
 from .recording import jacobian_reverse, vjp_recording
 from .sparsity import detect
@@ -536,8 +536,8 @@ def hvp(f, chunk=None, jit=None, mode="auto"):
     mode "forward-over-reverse": the reverse-mode gradient run on Duals of one partial
     carrying v (one recording and one sweep, O(n), a small constant times a gradient);
     "forward": ε2 carries v and ε1 the identity in chunks of HyperDuals, so the ε1ε2 part
-    is H·v (n/chunk passes, O(n²)); "auto": forward while one chunk holds every input,
-    else forward-over-reverse. No Hessian is formed. Given a numba dispatcher (or
+    is H·v (n/chunk passes, O(n²)); "auto": forward up to PYTHON_HVP_FORWARD_UP_TO inputs
+    (modes.py, measured), else forward-over-reverse. No Hessian is formed. Given a numba dispatcher (or
     jit=True) it returns a compiled kernel (scalar or 1-D x).
     """
     _check_chunk(chunk)
@@ -552,7 +552,8 @@ def hvp(f, chunk=None, jit=None, mode="auto"):
         chosen = mode
         if mode == "auto":
             n = sum(np.size(leaf) for leaf in flatten(x)[0])
-            chosen = "forward" if chunk is not None or n <= default_chunk(n) else "forward-over-reverse"
+            chosen = ("forward" if chunk is not None or n <= PYTHON_HVP_FORWARD_UP_TO
+                      else "forward-over-reverse")
         if chosen == "forward":
             return hvp_forward(g, x, v, args, chunk)
         gradient = grad(lambda x_: g(x_, *args), jit=False, mode="reverse")

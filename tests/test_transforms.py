@@ -258,3 +258,25 @@ def test_hvp_modes_agree_with_the_hessian():
                                        rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError, match="mode="):
         dualad.hvp(f, mode="reverse")
+
+
+def test_auto_hvp_is_forward_only_while_its_one_pass_is_small(monkeypatch):
+    """Forward hvp is one pass of HyperDuals n wide (O(n²)): auto takes it up to
+    modes.PYTHON_HVP_FORWARD_UP_TO inputs only (at n = 1000 it was 154x the gradient)."""
+    import dualad.transforms as transforms
+
+    forward_calls = []
+    original = transforms.hvp_forward
+    monkeypatch.setattr(transforms, "hvp_forward",
+                        lambda *a: forward_calls.append(1) or original(*a))
+
+    def f(x):
+        return np.sum(x[1:] * x[:-1] ** 2)
+
+    for n, forward in ((dualad.modes.PYTHON_HVP_FORWARD_UP_TO, True),
+                       (dualad.modes.PYTHON_HVP_FORWARD_UP_TO + 1, False), (1000, False)):
+        forward_calls.clear()
+        x, v = np.linspace(-1.0, 1.0, n), np.ones(n)
+        expected = dualad.hessian(f, mode="forward-over-reverse")(x) @ v
+        np.testing.assert_allclose(dualad.hvp(f)(x, v), expected, rtol=1e-12, atol=1e-12)
+        assert bool(forward_calls) == forward, n
