@@ -5,7 +5,7 @@ logaddexp2, sinc and clip on scalar duals and 1-D arrays of duals.
 Each is the Python path's composition (dualad/functions/elementwise.py, reductions.py) on
 compiled scalars, with its conventions and constants imported from there: fmax and fmin
 are the rules that module builds (registered here like any rule), sinc's series and
-logaddexp's branches are the same formulas. Arrays go element by element (overloads._elementwise).
+logaddexp's branches are the same formulas. Arrays go element by element (overloads.elementwise).
 """
 
 import numpy as np

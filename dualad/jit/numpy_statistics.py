@@ -201,9 +201,9 @@ def _median(a, axis=None):
 
 
 def _quantile_like(fraction):
-    """np.quantile (fraction 1) or np.percentile (100) with method 'linear' (the only one
-    numba has), q a constant number or 1-D array. Each position is NumPy's quantile of 0 …
-    n-1, as on the Python path."""
+    """np.quantile or np.percentile (fraction(values, q): the function on floats) with
+    method 'linear' (the only one numba has), q a constant number or 1-D array. Each
+    position is that function of 0 … n-1, as on the Python path."""
     def choose(a, q, axis=None):
         if not isinstance(a, ARRAYS):
             return None
