@@ -602,7 +602,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         inside = slope * (x - xp[anchor]) + fp[anchor]
     out = np.where(xv < xp[0], fp[0] if left is None else left,
                    np.where(xv > xp[-1], fp[-1] if right is None else right, inside))
-    if np.isnan(xv).any():
+    if n > 1 and np.isnan(xv).any():  # one sample: NumPy gives fp[0] for a nan x too
         out = np.where(np.isnan(xv), x, out)
     # NumPy's value where its C compiler rounds the formula differently (a fused multiply-add)
     return with_values(out, reference)

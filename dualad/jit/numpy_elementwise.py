@@ -14,7 +14,7 @@ from numba.core.errors import TypingError
 
 from ..functions.elementwise import LOG2E, NAN_IGNORING, SINC_SERIES
 from .cache import overload, register_jitable
-from .numpy_overloads import dualad_templates_first, primal, register_broadcast
+from .numpy_overloads import dualad_templates_first, primal, register_broadcast, with_value
 from .overloads import (ARRAYS, DUALS, RULE_JIT, SCALARS, by_value, new_array, register_rule,
                         elementwise)
 from .types import NUMBER, compiled_only, store_element, zero_element
@@ -72,7 +72,7 @@ def _imag(val):
 def _angle(z, deg=False):
     """0 or π (180 with deg): piecewise constant, a plain number or float array."""
     if isinstance(z, SCALARS):
-        return lambda z, deg=False: (180.0 if deg else np.pi) if z.value < 0 else 0.0
+        return lambda z, deg=False: (180.0 if deg else np.pi) if primal(z) < 0 else 0.0
     if isinstance(z, ARRAYS):
         return lambda z, deg=False: np.where(z.values < 0, 180.0 if deg else np.pi, 0.0)
     return None
@@ -114,7 +114,7 @@ overload(np.heaviside)(elementwise(np.heaviside, 2))
 
 @register_jitable
 def _replaced(x, nan, posinf, neginf):
-    v = x.value
+    v = primal(x)
     if np.isnan(v):
         return zero_element(x) + nan
     if v == np.inf:
@@ -149,15 +149,6 @@ def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 
 # ---- compositions with NumPy's value -----------------------------------------------------------
-@register_jitable
-def with_value(out, value):
-    """out moved onto `value` (NumPy's), its derivatives kept: registry.with_values."""
-    v = out.value
-    if v == value or (np.isnan(v) and np.isnan(value)) or not (np.isfinite(v) and np.isfinite(value)):
-        return out
-    return out - (v - value)
-
-
 def _logaddexp_of(log1p_of_exp, ufunc):
     """elementwise._logaddexp: max + log1p_of_exp(-|x1 - x2|), the branch chosen on the
     values; at x1 = x2 = ±inf, (x1 + x2)/2."""
@@ -183,12 +174,12 @@ _binary(np.logaddexp2, _logaddexp_of(register_jitable(lambda t: LOG2E * np.log1p
 def _sinc(x):
     """elementwise.sinc: the Taylor series in y = πx for |y| < 1, sin(y)/y elsewhere."""
     y = np.pi * x
-    if abs(y.value) < 1.0:
+    if abs(primal(y)) < 1.0:
         u = y * y
         series = SINC_SERIES[len(SINC_SERIES) - 1]  # a dual from the first step on
         for k in range(len(SINC_SERIES) - 2, -1, -1):
             series = series * u + SINC_SERIES[k]
-        return with_value(series, np.sinc(x.value))
+        return with_value(series, np.sinc(primal(x)))
     return np.sin(y) / y
 
 

@@ -19,6 +19,7 @@ from numba.core.errors import TypingError
 from ..primitives import subscribe
 from ..rules import RULES
 from . import tracer
+from .active import primal_of
 from .cache import overload, register_jitable
 from .overloads import (ARRAYS, DUALS, RULE_JIT, SCALARS, element_or_whole, entry_points,
                         first_of, new_array, one_element_type, second_of)
@@ -103,7 +104,29 @@ def _reduction(start, op):
 
 
 overload(np.sum)(_reduction(0.0, operator.add))
-overload(np.prod)(_reduction(1.0, operator.mul))
+
+
+@overload(np.prod)
+def _prod(a):
+    """reductions.prod's tree of multiplications (pairs, an odd last entry carried), so that
+    inf and 0 meet in the same order as on the Python path; NumPy's value."""
+    if isinstance(a, ARRAYS):
+        def prod(a):
+            m = len(a)
+            if m == 0:
+                return zero_element(a) + 1.0
+            level = as_dual_array(a)
+            while m > 1:
+                half = m // 2
+                pairs = new_array(a, half + m % 2)
+                for k in range(half):
+                    store_element(pairs, k, level[2 * k] * level[2 * k + 1])
+                if m % 2:
+                    store_element(pairs, half, level[m - 1])
+                level, m = pairs, half + m % 2
+            return with_value(level[0], np.prod(a.values))
+        return prod
+    return None
 
 
 def _array_extreme(better):
@@ -230,7 +253,7 @@ def _dot(a, b):
     return None
 
 
-primal = compiled_only("numpy_overloads", "primal")  # (x): the values of duals; a number or float array itself
+primal = compiled_only("numpy_overloads", "primal")  # (x): the float values of duals; a number or float array itself
 
 
 @overload(primal)
@@ -238,8 +261,18 @@ def _primal(x):
     if isinstance(x, ARRAYS):
         return lambda x: x.values
     if isinstance(x, SCALARS):
-        return lambda x: x.value
+        # on the forward-over-reverse tape an active's value is a Dual: its float value
+        return lambda x: primal_of(x.value)
     return lambda x: x
+
+
+@register_jitable
+def with_value(out, value):
+    """out moved onto `value` (NumPy's), its derivatives kept: registry.with_values."""
+    v = primal(out)
+    if v == value or (np.isnan(v) and np.isnan(value)) or not (np.isfinite(v) and np.isfinite(value)):
+        return out
+    return out - (v - value)
 
 
 whole = compiled_only("numpy_overloads", "whole")  # (axis): a ValueError unless None, 0 or -1

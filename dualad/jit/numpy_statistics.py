@@ -14,8 +14,7 @@ from numba.core import types
 from numba.core.errors import TypingError
 
 from .cache import overload, register_jitable
-from .numpy_elementwise import with_value
-from .numpy_overloads import dualad_templates_first, primal, whole
+from .numpy_overloads import dualad_templates_first, primal, whole, with_value
 from .protocol import as_dual_array
 from .overloads import ARRAYS, DUALS, SCALARS, by_value, new_array
 from .types import NUMBER, compiled_only, store_element, zero_element
@@ -101,18 +100,27 @@ def _cumsum(a, axis=None):
 
 @overload(np.cumprod)
 def _cumprod(a, axis=None):
-    """Running products: exact with zeros (no division), NumPy's values."""
+    """reductions.cumprod's prefix products by doubling (entries from `shift` on times the
+    entry `shift` before them, log₂ n rounds), so that inf and 0 meet in the same order as
+    on the Python path: exact with zeros; NumPy's values."""
     if isinstance(a, ARRAYS):
         def cumprod(a, axis=None):
             whole(axis)
-            out = new_array(a, len(a))
-            if len(a) == 0:
-                return out
-            total = a[0]
-            store_element(out, 0, total)
-            for i in range(1, len(a)):
-                total = total * a[i]
-                store_element(out, i, total)
+            n = len(a)
+            scan = as_dual_array(a)
+            shift = 1
+            while shift < n:
+                step = new_array(a, n)
+                for k in range(shift):
+                    store_element(step, k, scan[k])
+                for k in range(shift, n):
+                    store_element(step, k, scan[k] * scan[k - shift])
+                scan, shift = step, 2 * shift
+            out = new_array(a, n)
+            running = 1.0
+            for i in range(n):
+                running *= a.values[i]
+                store_element(out, i, with_value(scan[i], running))
             return out
         return cumprod
     return None
@@ -317,17 +325,18 @@ def _or_default(given, default):
 def interp_one(x, xp, fp, fp_values, left, right):
     """statistics.interp at one point: slope·(x - xp[j]) + fp[j] on the segment holding x
     (the one to the right of a sample point, the left one at xp[-1]); left/right (default
-    fp[0]/fp[-1]) outside, x itself where x is nan. The value numba's np.interp."""
+    fp[0]/fp[-1]) outside, x itself where x is nan (fp[0] for one sample, as NumPy). The
+    value numba's np.interp."""
     xv = primal(x)
     n = len(xp)
-    if np.isnan(xv):
-        return x
     if xv < xp[0]:
         return or_default(left, fp[0])
     if xv > xp[n - 1]:
         return or_default(right, fp[n - 1])
     if n == 1:
-        return fp[0]
+        return fp[0]  # NumPy's, a nan x included
+    if np.isnan(xv):
+        return x
     j = min(max(np.searchsorted(xp, xv, side="right") - 1, 0), n - 2)
     h = xp[j + 1] - xp[j]
     if h == 0 or not (np.isfinite(fp_values[j]) and np.isfinite(fp_values[j + 1])):

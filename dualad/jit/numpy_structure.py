@@ -79,17 +79,27 @@ def _flip(m):
     return None
 
 
+@register_jitable
+def position(index, n):
+    """index wrapped (negative from the end) and checked, as np.take does: indexing an
+    array of duals checks bounds only under NUMBA_BOUNDSCHECK."""
+    i = index + n if index < 0 else index
+    if i < 0 or i >= n:
+        raise IndexError("index out of bounds for an array of duals")
+    return i
+
+
 @overload(np.take)
 def _take(a, indices):
     if not isinstance(a, ARRAYS):
         return None
     if isinstance(indices, types.Integer):
-        return lambda a, indices: a[indices]
+        return lambda a, indices: a[position(indices, len(a))]
     if isinstance(indices, types.Array) and indices.ndim == 1 and isinstance(indices.dtype, types.Integer):
         def gather(a, indices):
             out = new_array(a, len(indices))
             for k in range(len(indices)):
-                store_element(out, k, a[indices[k]])
+                store_element(out, k, a[position(indices[k], len(a))])
             return out
         return gather
     raise TypingError(f"np.take of an array of duals takes an integer or a 1-D integer array, not {indices}")
@@ -229,10 +239,7 @@ def _delete(arr, obj):
         n = len(arr)
         keep = np.ones(n, dtype=np.bool_)
         for k in range(len(obj)):
-            i = obj[k] + n if obj[k] < 0 else obj[k]
-            if i < 0 or i >= n:
-                raise IndexError("np.delete: index out of bounds")
-            keep[i] = False
+            keep[position(obj[k], n)] = False
         out = new_array(arr, np.count_nonzero(keep))
         j = 0
         for i in range(n):
@@ -260,7 +267,7 @@ def _take_along_axis(arr, indices, axis):
 def _round(a, decimals=0):
     """Piecewise constant (the rule table's round): NumPy's rounded values, derivative 0."""
     if isinstance(a, SCALARS):
-        return lambda a, decimals=0: zero_element(a) + np.round(a.value, decimals)
+        return lambda a, decimals=0: zero_element(a) + np.round(primal(a), decimals)
     if isinstance(a, ARRAYS):
         def rounded(a, decimals=0):
             out = new_array(a, len(a))

@@ -143,3 +143,45 @@ def test_compiled_hessians_of_the_entries_match_the_python_path():
 def test_compiled_sparsity_patterns_of_the_entries_match_the_python_path(f):
     compiled = dualad.jacobian_sparsity(f)(POINTS[0])
     assert (compiled != dualad.jacobian_sparsity(f, jit=False)(POINTS[0])).nnz == 0
+
+
+def test_compiled_forward_over_reverse_of_the_entries_matches_the_python_path():
+    """On the tape in Duals an active's value is a Dual: the compositions that move a value
+    onto NumPy's (median, sinc, logaddexp, interp) read its float value."""
+    x, v = POINTS[0], np.array([1.0, 0.5, -0.2, 0.3])
+    np.testing.assert_allclose(dualad.hvp(smooth, mode="forward-over-reverse")(x, v),
+                               dualad.hvp(smooth, jit=False, mode="forward-over-reverse")(x, v),
+                               rtol=1e-12, atol=1e-14)
+
+
+@numba.njit
+def products(x):
+    return np.concatenate((np.cumprod(x), np.nancumprod(x), np.stack((
+        np.prod(x), x.prod(), np.interp(x[0] * np.nan, XP[:1], x[:1] * 3.0)))))
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_products_meet_inf_and_zero_in_the_python_paths_order(mode):
+    """prod and cumprod multiply in the Python path's order (a tree, a doubling scan), so
+    overflow, inf and 0 give the same nan/inf partials; interp of one sample gives fp[0]
+    at a nan x, as NumPy."""
+    compiled, python = dualad.jacobian(products, mode=mode), dualad.jacobian(products, mode=mode, jit=False)
+    with np.errstate(all="ignore"):
+        for x in ([1e300, 1e300, 1.0, 2.0], [-np.inf, 1.0, 1.0, 2.0], [0.0, np.inf, 2.0, 1.0],
+                  [2.0, 3.0, 0.0, 0.5]):
+            x = np.array(x)
+            np.testing.assert_allclose(compiled(x), python(x), rtol=1e-13, atol=1e-15,
+                                       err_msg=f"{x}")
+
+
+@numba.njit
+def taken(x, i):
+    return np.take(x, np.array([0, i]))
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_take_out_of_bounds_raises(mode):
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(dualad.jacobian(taken, mode=mode)(x, -1), [[1, 0, 0], [0, 0, 1]])
+    with pytest.raises(IndexError, match="out of bounds"):
+        dualad.jacobian(taken, mode=mode)(x, 5)
