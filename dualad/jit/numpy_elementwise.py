@@ -9,12 +9,11 @@ logaddexp's branches are the same formulas. Arrays go element by element (overlo
 """
 
 import numpy as np
-from numba.core import types
 from numba.core.errors import TypingError
 
 from ..functions.elementwise import LOG2E, NAN_IGNORING, SINC_SERIES
 from .cache import overload, register_jitable
-from .numpy_overloads import dualad_templates_first, primal, register_broadcast, with_value
+from .numpy_overloads import dualad_templates_first, is_none, primal, register_broadcast, with_value
 from .overloads import (ARRAYS, DUALS, RULE_JIT, SCALARS, by_value, new_array, register_rule,
                         elementwise)
 from .types import NUMBER, compiled_only, store_element, zero_element
@@ -201,7 +200,7 @@ bounded_above = compiled_only("numpy_elementwise", "bounded_above")  # (a, bound
 
 def _bound(side):
     def choose(a, bound):
-        if isinstance(bound, (types.NoneType, types.Omitted)):
+        if is_none(bound):
             return lambda a, bound: a
         return lambda a, bound: side(a, bound)
     return choose

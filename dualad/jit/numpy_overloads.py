@@ -48,7 +48,7 @@ def _like(fill):
 
 @overload(np.full_like)
 def _full_like(a, fill_value, dtype=None):
-    if isinstance(fill_value, SCALARS) and (isinstance(a, ARRAYS) or _is_vector(a)):
+    if isinstance(fill_value, SCALARS) and (isinstance(a, ARRAYS) or is_vector(a)):
         return lambda a, fill_value, dtype=None: np.full(len(a), fill_value)
     if isinstance(a, ARRAYS):
         if not isinstance(fill_value, NUMBER):
@@ -81,8 +81,14 @@ def _full(shape, fill_value, dtype=None):
     return fill
 
 
-def _is_vector(t):
+def is_vector(t):
+    """A 1-D array of plain numbers."""
     return isinstance(t, types.Array) and t.ndim == 1 and isinstance(t.dtype, NUMBER)
+
+
+def is_none(t):
+    """An argument left out or given as None."""
+    return t is None or isinstance(t, (types.NoneType, types.Omitted))
 
 
 overload(np.zeros_like)(_like(0.0))
@@ -90,20 +96,16 @@ overload(np.empty_like)(_like(0.0))
 overload(np.ones_like)(_like(1.0))
 
 
-def _reduction(start, op):
-    def choose(a):
-        if isinstance(a, ARRAYS):
-            def impl(a):
-                total = zero_element(a) + start
-                for i in range(len(a.values)):
-                    total = op(total, a[i])
-                return total
-            return impl
-        return None
-    return choose
-
-
-overload(np.sum)(_reduction(0.0, operator.add))
+@overload(np.sum)
+def _sum(a):
+    if isinstance(a, ARRAYS):
+        def total_of(a):
+            total = zero_element(a) + 0.0
+            for i in range(len(a.values)):
+                total = total + a[i]
+            return total
+        return total_of
+    return None
 
 
 @overload(np.prod)
@@ -281,7 +283,7 @@ whole = compiled_only("numpy_overloads", "whole")  # (axis): a ValueError unless
 @overload(whole)
 def _whole(axis):
     """The axis argument of a NumPy function on a 1-D array of duals: None, 0 or -1."""
-    if isinstance(axis, (types.NoneType, types.Omitted)) or axis is None:
+    if is_none(axis):
         return lambda axis: None
     if not isinstance(axis, types.Integer):
         raise TypingError(f"arrays of duals are 1-D in compiled code: axis is None, 0 or -1, not {axis}")

@@ -14,14 +14,10 @@ from numba.core import types
 from numba.core.errors import TypingError
 
 from .cache import overload, register_jitable
-from .numpy_overloads import dualad_templates_first, primal, whole, with_value
+from .numpy_overloads import dualad_templates_first, is_none, primal, whole, with_value
 from .protocol import as_dual_array
 from .overloads import ARRAYS, DUALS, SCALARS, by_value, new_array
 from .types import NUMBER, compiled_only, store_element, zero_element
-
-def _is_none(t):
-    return t is None or isinstance(t, (types.NoneType, types.Omitted))
-
 
 # ---- moments -----------------------------------------------------------------------------------
 @overload(np.mean)
@@ -42,25 +38,20 @@ def variance(a, ddof):
     return np.sum(np.square(a - centre)) / max(n - ddof, 0)
 
 
-@overload(np.var)
-def _var(a, axis=None, ddof=0):
-    if isinstance(a, ARRAYS):
-        def var(a, axis=None, ddof=0):
-            whole(axis)
-            return variance(a, ddof)
-        return var
-    return None
+_itself = register_jitable(lambda v: v)
 
 
-@overload(np.std)
-def _std(a, axis=None, ddof=0):
-    """sqrt(var): a nan derivative where the variance is 0, as on the Python path."""
-    if isinstance(a, ARRAYS):
-        def std(a, axis=None, ddof=0):
-            whole(axis)
-            return np.sqrt(variance(a, ddof))
-        return std
-    return None
+def _spread(variance_of, root):
+    """np.var (root: itself) or np.std (np.sqrt: a nan derivative where the variance is 0,
+    as on the Python path) from variance_of(a, ddof)."""
+    def choose(a, axis=None, ddof=0):
+        if isinstance(a, ARRAYS):
+            def spread(a, axis=None, ddof=0):
+                whole(axis)
+                return root(variance_of(a, ddof))
+            return spread
+        return None
+    return choose
 
 
 @overload(np.average)
@@ -68,7 +59,7 @@ def _average(a, axis=None, weights=None):
     """mean, or Σ a·w / Σ w (weights may carry derivatives)."""
     if not (isinstance(a, ARRAYS) or (isinstance(weights, ARRAYS) and isinstance(a, types.Array))):
         return None
-    if _is_none(weights):
+    if is_none(weights):
         return lambda a, axis=None, weights=None: np.mean(a, axis)
 
     def weighted(a, axis=None, weights=None):
@@ -250,7 +241,7 @@ def _norm(x, ord=None):
     (ties share), 0 (a count: derivative 0), any other p: (Σ|x|^p)^(1/p)."""
     if not isinstance(x, ARRAYS):
         return None
-    if _is_none(ord):
+    if is_none(ord):
         return lambda x, ord=None: np.sqrt(np.dot(x, x))
     if not isinstance(ord, NUMBER):
         raise TypingError(f"np.linalg.norm of a vector of duals takes a number as ord, not {ord} "
@@ -318,7 +309,7 @@ or_default = compiled_only("numpy_statistics", "or_default")  # (given, default)
 
 @overload(or_default)
 def _or_default(given, default):
-    return (lambda given, default: default) if _is_none(given) else (lambda given, default: given)
+    return (lambda given, default: default) if is_none(given) else (lambda given, default: given)
 
 
 @register_jitable
@@ -462,24 +453,10 @@ def nan_variance(a, ddof):
     return total / max(count - ddof, 0)
 
 
-@overload(np.nanvar)
-def _nanvar(a, axis=None, ddof=0):
-    if isinstance(a, ARRAYS):
-        def nanvar(a, axis=None, ddof=0):
-            whole(axis)
-            return nan_variance(a, ddof)
-        return nanvar
-    return None
-
-
-@overload(np.nanstd)
-def _nanstd(a, axis=None, ddof=0):
-    if isinstance(a, ARRAYS):
-        def nanstd(a, axis=None, ddof=0):
-            whole(axis)
-            return np.sqrt(nan_variance(a, ddof))
-        return nanstd
-    return None
+for _func, _variance_of, _root in ((np.var, variance, _itself), (np.std, variance, np.sqrt),
+                                   (np.nanvar, nan_variance, _itself),
+                                   (np.nanstd, nan_variance, np.sqrt)):
+    overload(_func)(_spread(_variance_of, _root))
 
 
 # numba's own templates of these functions, tried first, would call np.asarray on a scalar dual

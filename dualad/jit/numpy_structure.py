@@ -14,15 +14,14 @@ from numba.core import types
 from numba.core.errors import TypingError
 
 from .cache import overload, overload_attribute, overload_method, register_jitable
-from .numpy_overloads import cannot, copied, dualad_templates_first, primal, whole
+from .numpy_overloads import cannot, copied, dualad_templates_first, is_vector, primal, whole
 from .overloads import (ARRAYS, DUALS, SCALARS, element_or_whole, first_of, length_of, new_array,
                         one_element_type, second_of)
 from .types import NUMBER, compiled_only, store_element, zero_element
 
 
 def _vector(t):
-    return isinstance(t, ARRAYS) or (isinstance(t, types.Array) and t.ndim == 1 and
-                                     isinstance(t.dtype, NUMBER))
+    return isinstance(t, ARRAYS) or is_vector(t)
 
 
 @overload(np.copy)
