@@ -176,22 +176,22 @@ def slogdet_jvp(a, da):
     return y, (None, np.einsum("...ij,...jiz->...z", np.linalg.inv(a), da))
 
 
-@jvp(np.linalg.det)
+@jvp(np.linalg.det, compiled=True)
 def _det(a):
     return [stack_lists(a)], det_jvp
 
 
-@jvp(np.linalg.inv)
+@jvp(np.linalg.inv, compiled=True)
 def _inv(a):
     return [stack_lists(a)], inv_jvp
 
 
-@jvp(np.linalg.solve)
+@jvp(np.linalg.solve, compiled=True)
 def _solve(a, b):
     return [stack_lists(a), stack_lists(b)], solve_jvp
 
 
-@jvp(np.linalg.slogdet)
+@jvp(np.linalg.slogdet, compiled=True)
 def _slogdet(a):
     return [stack_lists(a)], slogdet_jvp
 
@@ -220,7 +220,7 @@ jvp(_cholesky, note="internal: numpy.linalg.cholesky with `upper` positional")(
     lambda a, upper: ([a, upper], cholesky_jvp))
 
 
-@composition(np.linalg.cholesky)
+@composition(np.linalg.cholesky, compiled=True)
 def cholesky(a, /, *, upper=False):
     """numpy.linalg.cholesky through the primitive _cholesky."""
     return _cholesky(stack_lists(a), bool(upper))
@@ -250,12 +250,12 @@ def eigvalsh_jvp(a, uplo, da, _):
     return w, np.einsum("...ji,...jkz,...ki->...iz", v, _from_triangle(da, uplo == "L", 1), v)
 
 
-@jvp(np.linalg.eigh)
+@jvp(np.linalg.eigh, compiled=True, note="compiled: first derivatives only (jit=False for second order)")
 def _eigh(a, UPLO="L"):  # noqa: N803  (NumPy's name)
     return [stack_lists(a), _uplo(UPLO, "eigh")], eigh_jvp
 
 
-@jvp(np.linalg.eigvalsh)
+@jvp(np.linalg.eigvalsh, compiled=True, note="compiled: first derivatives only (jit=False for second order)")
 def _eigvalsh(a, UPLO="L"):  # noqa: N803
     return [stack_lists(a), _uplo(UPLO, "eigvalsh")], eigvalsh_jvp
 
@@ -473,7 +473,7 @@ def _square_stack(a, name):
         raise LinAlgError("Last 2 dimensions of the array must be square")
 
 
-@composition(np.linalg.matrix_power)
+@composition(np.linalg.matrix_power, compiled=True)
 def matrix_power(a, n):
     """NumPy's algorithm (inverse for n < 0, then binary powers), so the value is NumPy's."""
     a = stack_lists(a)

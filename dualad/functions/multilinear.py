@@ -182,13 +182,13 @@ def _tensordot(a, b, axes=2):
 
 
 # ---- compositions ---------------------------------------------------------------------------
-@composition(np.outer)
+@composition(np.outer, compiled=True)
 def outer(a, b, out=None):
     reject_options(dict(out=out), "outer")
     return np.multiply(np.reshape(stack_lists(a), (-1, 1)), np.reshape(stack_lists(b), (1, -1)))
 
 
-@composition(np.kron)
+@composition(np.kron, compiled=True)
 def kron(a, b):
     """kron(a, b)[i·m + k, j·n + l] = a[i, j] b[k, l]: an outer product, axes interleaved."""
     a, b = stack_lists(a), stack_lists(b)

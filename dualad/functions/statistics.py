@@ -209,7 +209,7 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue, *,
 
 
 # ---- covariance ------------------------------------------------------------------------------
-@composition(np.cov)
+@composition(np.cov, compiled=True)
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
         dtype=None):
     """NumPy's cov step by step: X - mean (weighted with fweights·aweights), X·Xᵀ / fact.
@@ -282,7 +282,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     return np.squeeze(np.dot(x, xt) * np.true_divide(1, fact))
 
 
-@composition(np.corrcoef)
+@composition(np.corrcoef, compiled=True)
 def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     """cov / (σᵢσⱼ), clipped to [-1, 1] as NumPy (np.clip: a bound reached gives derivative
     0.5 of the composed one, which is 0 there up to rounding, as ±1 is an extremum)."""

@@ -15,7 +15,10 @@ for _func in (np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis, np.r
               np.flipud, np.rot90, np.take, np.diagonal, np.repeat, np.tile, np.delete,
               np.real):
     selection(_func, compiled=_func in (np.roll, np.reshape, np.ravel, np.copy, np.flip, np.take,
-                                             np.repeat, np.tile, np.real, np.delete))(single(_func))
+                                             np.repeat, np.tile, np.real, np.delete, np.transpose,
+                                             np.diagonal, np.fliplr, np.flipud, np.rot90,
+                                             np.swapaxes, np.expand_dims, np.broadcast_to,
+                                             np.moveaxis))(single(_func))
 
 
 @selection(np.take_along_axis, compiled=True)
@@ -73,7 +76,8 @@ def _joining(func):
 
 
 for _func in (np.concatenate, np.stack, np.hstack, np.vstack, np.dstack, np.column_stack):
-    selection(_func, compiled=_func in (np.concatenate, np.stack, np.hstack))(_joining(_func))
+    selection(_func, compiled=_func in (np.concatenate, np.stack, np.hstack, np.vstack,
+                                        np.column_stack))(_joining(_func))
 
 
 @selection(np.append, compiled=True)
@@ -82,7 +86,7 @@ def _append(arr, values, axis=None):
     return ops, lambda v: np.append(v[0], v[1], axis=axis)
 
 
-@selection(np.insert)
+@selection(np.insert, compiled=True)
 def _insert(arr, obj, values, axis=None):
     ops = _operand_list([arr, values])
     return ops, lambda v: np.insert(v[0], obj, v[1], axis=axis)
@@ -103,7 +107,7 @@ def atleast_1d(*arrays):
     return out[0] if len(out) == 1 else out
 
 
-@composition(np.atleast_2d)
+@composition(np.atleast_2d, compiled=True)
 def atleast_2d(*arrays):
     out = [np.reshape(a, (1,) * (2 - np.ndim(a)) + np.shape(a)) if np.ndim(a) < 2 else a
            for a in arrays]
@@ -153,12 +157,12 @@ def _split(a, indices_or_sections, axis=0, equal=False):
     return [a[head + (slice(int(b[0]), int(b[-1]) + 1) if len(b) else slice(0, 0),)] for b in bounds]
 
 
-@composition(np.split)
+@composition(np.split, compiled=True)
 def split(ary, indices_or_sections, axis=0):
     return _split(ary, indices_or_sections, axis, equal=True)
 
 
-@composition(np.array_split)
+@composition(np.array_split, compiled=True)
 def array_split(ary, indices_or_sections, axis=0):
     return _split(ary, indices_or_sections, axis)
 
@@ -189,17 +193,17 @@ def _triangle(m, k, lower):
     return np.where(keep, m, 0.0)
 
 
-@composition(np.tril)
+@composition(np.tril, compiled=True)
 def tril(m, k=0):
     return _triangle(m, k, lower=True)
 
 
-@composition(np.triu)
+@composition(np.triu, compiled=True)
 def triu(m, k=0):
     return _triangle(m, k, lower=False)
 
 
-@composition(np.diag)
+@composition(np.diag, compiled=True)
 def diag(v, k=0):
     if np.ndim(v) == 2:
         return np.diagonal(v, k)
@@ -208,7 +212,7 @@ def diag(v, k=0):
     return diagflat(v, k)
 
 
-@composition(np.diagflat)
+@composition(np.diagflat, compiled=True)
 def diagflat(v, k=0):
     v = np.ravel(v)
     n = np.shape(v)[0] + abs(k)
@@ -219,7 +223,7 @@ def diagflat(v, k=0):
     return np.where(on, v[index], 0.0) if np.shape(v)[0] else np.zeros((n, n))
 
 
-@composition(np.trace)
+@composition(np.trace, compiled=True)
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     reject_options(dict(dtype=dtype, out=out), "trace")
     if np.shape(np.diagonal(primal(a), offset, axis1, axis2))[-1] == 0:
@@ -227,7 +231,7 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     return np.sum(np.diagonal(a, offset, axis1, axis2), axis=-1)
 
 
-@composition(np.select)
+@composition(np.select, compiled=True)
 def select(condlist, choicelist, default=0):
     result = default
     for cond, choice in zip(reversed(list(condlist)), reversed(list(choicelist))):
@@ -278,6 +282,5 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):
 
 value_only(np.argmax, np.argmin, np.argsort, np.nonzero, np.flatnonzero, np.count_nonzero,
            np.searchsorted, np.any, np.all, np.shape, np.size, np.isclose, np.allclose,
-           np.array_equal, compiled=True)
-value_only(np.ndim, np.argpartition, np.result_type, np.iscomplexobj, np.isrealobj, np.isreal,
-           np.iscomplex)
+           np.array_equal, np.iscomplexobj, np.isrealobj, np.isreal, np.iscomplex, compiled=True)
+value_only(np.ndim, np.argpartition, np.result_type)

@@ -29,9 +29,10 @@ def markdown():
         "(the tape) and at second order (HyperDual, and any nesting of transforms), because "
         "each layer builds it from the function's kind. *compiled* says whether @njit code "
         "differentiated by a compiled kernel may call it on arrays of duals (`dualad/jit/numpy_*.py`); "
-        "arrays of duals are 1-D in compiled code, so there it takes vectors (axis None, 0 or -1), "
-        "and forms that would make a 2-D array of duals raise an error naming the rewrite or "
-        "`jit=False`, as does every function marked *no*. Elementwise functions (ufuncs) are the "
+        "arrays of duals are 1-D or 2-D in compiled code (a vector's reductions take axis None, "
+        "0 or -1; a matrix's sum takes 0 or 1, its other reductions the whole matrix; linalg "
+        "takes one matrix, not stacks), and forms beyond that raise an error naming the rewrite "
+        "or `jit=False`, as does every function marked *no*. Elementwise functions (ufuncs) are the "
         "rule table's (`dualad.rules.RULES`), supported on every path. ndarray methods "
         "(`x.sum()`, `x.mean()`, `x.var(ddof=1)`, `x.clip(lo, hi)`, `x.dot(y)`, `x.astype(float)`, "
         "`x.T`, ...) are these functions on both paths.",

@@ -39,7 +39,7 @@ from .overloads import ARRAYS, DUALS
 from .promote import promoting
 from .protocol import as_dual_array
 from .tuples import as_input, flat_input, hessian_like_input, input_size, shaped_like_input
-from .types import (READ_ONLY_INPUT, DualArrayType, DualType, HyperDualType, SeedArrayType, compiled_only,
+from .types import (READ_ONLY_INPUT, DualArrayType, DualMatrixType, DualType, HyperDualType, SeedArrayType, compiled_only,
                     make_dual, make_dual_array, make_hyper, make_hyper_seed_array, make_hyper_sym,
                     make_seed_array)
 
@@ -213,14 +213,14 @@ def _out_eps12(out, k):
 def _out_value(out):
     if isinstance(out, DualType):
         return lambda out: out.value
-    if isinstance(out, ARRAYS):
+    if isinstance(out, ARRAYS + (DualMatrixType,)):
         return lambda out: out.values.copy()
     if isinstance(out, (types.Float, types.Integer)):
         return lambda out: float(out)
     if isinstance(out, types.Array) and isinstance(out.dtype, (types.Float, types.Integer)):
         return lambda out: out.astype(np.float64)
     raise TypingError(f"the differentiated function returned {out}: dualad differentiates "
-                      "functions that return a float or a 1-D array of floats")
+                      "functions that return a float or a 1-D or 2-D array of floats")
 
 
 @overload(out_partial)
@@ -229,10 +229,12 @@ def _out_partial(out, k):
         return lambda out, k: out.partials[k]
     if isinstance(out, (DualArrayType, SeedArrayType)) and isinstance(out.element, DualType):
         return lambda out, k: as_dual_array(out).components[:, k].copy()
+    if isinstance(out, DualMatrixType) and isinstance(out.element, DualType):
+        return lambda out, k: out.components[:, :, k].copy()
     if isinstance(out, (types.Float, types.Integer)):
         return lambda out, k: 0.0
     if isinstance(out, types.Array):
-        return lambda out, k: np.zeros(out.shape[0])
+        return lambda out, k: np.zeros(out.shape)
     return None
 
 
@@ -314,7 +316,7 @@ _NOISE = ("During:", "File ", "raised from", "<source elided>", "There are ", "-
           "Overload ", "With argument", "Rejected as", "No implementation of function Function(<function")
 
 
-_DUAL_KINDS = ("Dual(", "DualArray(", "SeedArray(", "HyperDual(", "HyperSeedArray(", "Active",
+_DUAL_KINDS = ("Dual(", "DualArray(", "DualMatrix(", "SeedArray(", "HyperDual(", "HyperSeedArray(", "Active",
                "Tracer")
 
 

@@ -4,9 +4,9 @@ np.max/np.min and builtin max and min (ties as the Python path: the derivative s
 np.where, np.roll, np.dot, np.matmul and @, np.concatenate, np.stack, and every binary rule
 between a 1-D float array and a scalar dual (broadcast, in either order).
 
-Arrays of duals are 1-D in compiled code: forms that would make a 2-D one (np.stack of
-arrays, a 2-D float array with a dual), and `x op= dual` into a float array x, raise
-`cannot`'s error, which names the rewrite.
+These are the 1-D forms; what makes or takes a 2-D array of duals is matrix.py's and
+numpy_matrix.py's. `x op= dual` into a float array x raises `cannot`'s error, which names
+the rewrite.
 """
 
 import operator
@@ -241,7 +241,7 @@ def _dot(a, b):
                 store_element(out, i, total)
             return out
         return matvec
-    if isinstance(a, ARRAYS) and isinstance(b, ARRAYS + (types.Array,)):
+    if isinstance(a, ARRAYS) and (isinstance(b, ARRAYS) or is_vector(b)):
         def inner(a, b):
             if len(a) != len(b):
                 raise ValueError("dot: shapes not aligned")
@@ -335,19 +335,14 @@ def _concatenate(arrays, axis=0):
 
 def _scalar_items(items, what):
     """Whether items is a tuple of scalar duals and numbers or a list of scalar duals, from
-    which `stacked` makes a 1-D array; `cannot` for tuples and lists of arrays with duals
-    among them (they would make a 2-D array)."""
+    which `stacked` makes a 1-D array (tuples and lists of arrays make a 2-D one:
+    numpy_matrix.py's)."""
     if isinstance(items, types.BaseTuple) and any(isinstance(t, DUALS) for t in items):
         if all(isinstance(t, SCALARS + NUMBER) for t in items):
             one_element_type(tuple(items), what)
             return True
-    elif sequence_of(items, SCALARS):
-        return True
-    elif not sequence_of(items, ARRAYS):
         return False
-    cannot(f"{what} of {items} would make a 2-D array, and arrays of duals are 1-D in compiled "
-           "code: np.concatenate the arrays instead (element [i, j] at [i * n + j]), or pass "
-           "jit=False")
+    return sequence_of(items, SCALARS)
 
 
 stacked = compiled_only("numpy_overloads", "stacked")  # (items): a 1-D array of duals from _scalar_items
@@ -424,10 +419,12 @@ def _array_with_scalar(entry, rule):
         if not (first or (isinstance(b, types.Array) and isinstance(a, SCALARS))) or (first and in_place):
             return None
         array, scalar = (a, b) if first else (b, a)
+        if array.ndim == 2:
+            return None  # matrix.py's
         if not (array.ndim == 1 and isinstance(array.dtype, NUMBER)):
             cannot(f"{name}: a {array.ndim}-D array of {array.dtype} meets a dual ({scalar}), and "
-                   "arrays of duals are 1-D in compiled code: work on a flat copy (x.ravel(), "
-                   "element [i, j] at [i * n + j]) or row by row, or pass jit=False")
+                   "arrays of duals are 1-D or 2-D in compiled code: work on a flat copy "
+                   "(x.ravel()) or matrix by matrix, or pass jit=False")
         get_a, get_b = element_or_whole[first], element_or_whole[not first]
         pick_array, pick_scalar = (first_of, second_of) if first else (second_of, first_of)
 

@@ -1,9 +1,10 @@
 """Array structure on 1-D arrays of compiled duals, and the ndarray methods.
 
 Structure: copy, ravel, reshape and atleast_1d (to 1-D), flip, take, take_along_axis,
-repeat, tile, append, delete, hstack, cross (3-vectors), inner and vdot (np.dot of vectors):
-each output entry is an operand entry, or the product rule; round (derivative 0).
-Value-only functions (argmax, argsort, searchsorted, isclose, shape, ...) run on the values.
+repeat, tile, append, insert, delete, split and array_split (lists of views), select,
+hstack, cross (3-vectors), inner and vdot (np.dot of vectors): each output entry is an
+operand entry, or the product rule; round (derivative 0). Value-only functions (argmax,
+argsort, searchsorted, isclose, isreal, shape, ...) run on the values.
 
 Methods: ``x.sum()`` and the rest are the NumPy functions (METHODS), so a method is never a
 second implementation.
@@ -17,7 +18,8 @@ from .cache import overload, overload_attribute, overload_method, register_jitab
 from .numpy_overloads import cannot, copied, dualad_templates_first, is_vector, primal, whole
 from .overloads import (ARRAYS, DUALS, SCALARS, element_or_whole, first_of, length_of, new_array,
                         one_element_type, second_of)
-from .types import NUMBER, compiled_only, store_element, zero_element
+from .numpy_matrix import reshape_dual
+from .types import NUMBER, DualMatrixType, compiled_only, store_element, zero_element
 
 
 def _vector(t):
@@ -48,8 +50,11 @@ reshaped = compiled_only("numpy_structure", "reshaped")  # (a, shape): np.reshap
 
 @overload(reshaped)
 def _reshaped(a, shape):
-    """To 1-D only (n, (n,) or -1): arrays of duals are 1-D in compiled code. (numba's own
-    np.reshape calls a.reshape, so both spell this one function.)"""
+    """To 1-D (n, (n,) or -1) or, with a matrix on either side, numpy_matrix.reshape_dual's.
+    (numba's own np.reshape calls a.reshape, so both spell this one function.)"""
+    between_1d_and_2d = reshape_dual(a, shape)
+    if between_1d_and_2d is not None:
+        return between_1d_and_2d
     if isinstance(shape, types.Integer):
         def flat(a, shape):
             if shape != -1 and shape != len(a):
@@ -58,11 +63,13 @@ def _reshaped(a, shape):
         return flat
     if isinstance(shape, types.BaseTuple) and len(shape) == 1:
         return lambda a, shape: reshaped(a, shape[0])
-    cannot(f"np.reshape of an array of duals to {shape}: arrays of duals are 1-D in compiled "
-           "code; index a flat array ([i * n + j] for [i, j])")
+    cannot(f"np.reshape of an array of duals to {shape}: arrays of duals are 1-D or 2-D in "
+           "compiled code; index a flat array ([(i * k + j) * p + q] for [i, j, q])")
 
 
-overload(np.reshape)(lambda a, shape: (lambda a, shape: reshaped(a, shape)) if isinstance(a, ARRAYS) else None)
+overload(np.reshape)(lambda a, shape: (lambda a, shape: reshaped(a, shape))
+                     if isinstance(a, ARRAYS + (DualMatrixType,)) else None)
+overload_method(DualMatrixType, "reshape")(lambda a, shape: lambda a, shape: reshaped(a, shape))
 
 
 @overload(np.flip)
@@ -249,6 +256,138 @@ def _delete(arr, obj):
     return delete
 
 
+@overload(np.insert)
+def _insert(arr, obj, values):
+    """arr with values inserted before the entries at obj (axis=None: arr flat, as 1-D here):
+    an integer obj takes all of values there; an integer array obj one value per index
+    (NumPy's order: indices sorted stably, each shifted by the insertions before it)."""
+    if not any(isinstance(t, DUALS) for t in (arr, values)):
+        return None
+    if not (_vector(arr) and (_vector(values) or isinstance(values, NUMBER + DUALS))):
+        raise TypingError(f"np.insert of duals takes a 1-D array and a scalar or 1-D values, got {arr}, {values}")
+    one_element_type((arr, values), "np.insert")
+    get = element_or_whole[_vector(values)]
+    size = length_of if _vector(values) else _one
+    pick_like = first_of if isinstance(arr, DUALS) else second_of
+    if isinstance(obj, types.Integer):
+        def at_one_index(arr, obj, values):
+            n, k = len(arr), size(values)
+            at = obj + n if obj < 0 else obj
+            if at < 0 or at > n:
+                raise IndexError("index out of bounds for np.insert")
+            out = new_array(pick_like(arr, values), n + k)
+            zero = zero_element(out)
+            for i in range(at):
+                store_element(out, i, zero + arr[i])
+            for i in range(k):
+                store_element(out, at + i, zero + get(values, i))
+            for i in range(at, n):
+                store_element(out, i + k, zero + arr[i])
+            return out
+        return at_one_index
+    if not (isinstance(obj, types.Array) and obj.ndim == 1 and isinstance(obj.dtype, types.Integer)):
+        raise TypingError(f"np.insert of duals takes an integer or a 1-D integer array as obj, not {obj}")
+
+    def at_many(arr, obj, values):
+        n, k = len(arr), len(obj)
+        if size(values) != 1 and size(values) != k:
+            raise ValueError("np.insert: values must be one value or one per index")
+        at = np.empty(k, dtype=np.int64)
+        for i in range(k):
+            at[i] = obj[i] + n if obj[i] < 0 else obj[i]
+            if at[i] < 0 or at[i] > n:
+                raise IndexError("index out of bounds for np.insert")
+        order = np.argsort(at, kind="mergesort")
+        target = np.empty(k, dtype=np.int64)
+        for rank in range(k):
+            target[order[rank]] = at[order[rank]] + rank
+        out = new_array(pick_like(arr, values), n + k)
+        zero = zero_element(out)
+        taken = np.zeros(n + k, dtype=np.bool_)
+        for i in range(k):
+            store_element(out, target[i], zero + get(values, i if size(values) == k else 0))
+            taken[target[i]] = True
+        j = 0
+        for i in range(n + k):
+            if not taken[i]:
+                store_element(out, i, zero + arr[j])
+                j += 1
+        return out
+    return at_many
+
+
+def _splitting(equal):
+    """np.split (equal sections) and np.array_split: the pieces of a 1-D array as views,
+    bounded as NumPy's own split of the positions."""
+    def choose(ary, indices_or_sections):
+        if not isinstance(ary, ARRAYS):
+            return None
+        if isinstance(indices_or_sections, types.Integer):
+            def sections(ary, indices_or_sections):
+                n, count = len(ary), indices_or_sections
+                if count <= 0:
+                    raise ValueError("number sections must be larger than 0")
+                if equal and n % count:
+                    raise ValueError("array split does not result in an equal division")
+                each, extra = divmod(n, count)
+                starts = np.empty(count + 1, dtype=np.int64)
+                starts[0] = 0
+                for i in range(count):
+                    starts[i + 1] = starts[i] + each + (1 if i < extra else 0)
+                return _pieces(ary, starts)
+            return sections
+
+        def at_indices(ary, indices_or_sections):
+            n = len(ary)
+            bounds = np.empty(len(indices_or_sections) + 2, dtype=np.int64)
+            bounds[0], bounds[-1] = 0, n
+            for i in range(len(indices_or_sections)):
+                bounds[i + 1] = min(max(indices_or_sections[i] + (n if indices_or_sections[i] < 0 else 0), 0), n)
+            for i in range(1, len(bounds)):
+                bounds[i] = max(bounds[i], bounds[i - 1])
+            return _pieces(ary, bounds)
+        return at_indices
+    return choose
+
+
+@register_jitable
+def _pieces(ary, bounds):
+    """[ary[bounds[0]:bounds[1]], ary[bounds[1]:bounds[2]], ...] (appended: numba's list
+    comprehension would allocate an array)."""
+    pieces = [ary[bounds[0]:bounds[1]]]
+    for i in range(1, len(bounds) - 1):
+        pieces.append(ary[bounds[i]:bounds[i + 1]])
+    return pieces
+
+
+overload(np.split)(_splitting(equal=True))
+overload(np.array_split)(_splitting(equal=False))
+
+
+@overload(np.select)
+def _select(condlist, choicelist, default=0):
+    """structure.select: the choice of the first true condition, else default (np.where's
+    convention: the derivative of the entry chosen)."""
+    if not (isinstance(choicelist, (types.List, types.UniTuple)) and isinstance(choicelist.dtype, ARRAYS)):
+        return None
+    get_default = element_or_whole[_vector(default)]
+
+    def select(condlist, choicelist, default=0):
+        if len(condlist) != len(choicelist):
+            raise ValueError("list of cases must be same length as list of conditions")
+        m = len(choicelist[0])
+        out = new_array(choicelist[0], m)
+        zero = zero_element(out)
+        for i in range(m):
+            value = zero + get_default(default, i)
+            for k in range(len(condlist) - 1, -1, -1):  # the first true condition is written last
+                if condlist[k][i]:
+                    value = zero + choicelist[k][i]
+            store_element(out, i, value)
+        return out
+    return select
+
+
 @overload(np.take_along_axis)
 def _take_along_axis(arr, indices, axis):
     """1-D: arr[indices] (axis 0, -1 or None)."""
@@ -291,9 +430,19 @@ def _on_values(func, arity):
 
 VALUE_ONLY = {np.argmax: 1, np.argmin: 1, np.argsort: 1, np.count_nonzero: 1, np.nonzero: 1,
               np.flatnonzero: 1, np.any: 1, np.all: 1, np.shape: 1, np.size: 1,
-              np.searchsorted: 2, np.isclose: 2, np.allclose: 2, np.array_equal: 2}
+              np.searchsorted: 2, np.isclose: 2, np.allclose: 2, np.array_equal: 2,
+              np.iscomplexobj: 1, np.isrealobj: 1}
 for _func, _arity in VALUE_ONLY.items():
     _on_values(_func, _arity)
+# numba's isreal/iscomplex allocate their result like the input, which they cannot for the
+# values' layout 'A': the values as a contiguous array
+def _on_contiguous_values(func):
+    overload(func)(lambda a: (lambda a: func(np.ascontiguousarray(a.values))) if isinstance(a, ARRAYS) else None)
+
+
+for _func in (np.isreal, np.iscomplex):
+    _on_contiguous_values(_func)
+    VALUE_ONLY[_func] = 1
 
 
 # ---- ndarray methods: the NumPy functions -----------------------------------------------------------
@@ -335,6 +484,7 @@ for _array_type in ARRAYS:
     overload_attribute(_array_type, "T")(lambda a: lambda a: a)
 
 
+dualad_templates_first((np.insert, np.split, np.array_split, np.select))
 dualad_templates_first((np.copy, np.ravel, np.atleast_1d, np.reshape, np.flip, np.take, np.repeat,
                         np.tile, np.append, np.hstack, np.cross, np.inner, np.vdot, np.delete,
                         np.take_along_axis, np.round, np.around) +

@@ -4,6 +4,8 @@
     DualArrayType(e)     struct {values: float64[:], components: float64[:, :]}: an array of
                          scalars of type e (Dual, HyperDual or Active); row i holds element
                          i's tuples side by side (an Active's index, scale and tape header)
+    DualMatrixType(e)    struct {values: float64[:, :], components: float64[:, :, :]}: the
+                         2-D array of duals, entry (i, j)'s tuples in components[i, j]
     SeedArrayType(n)     struct {values: float64[:], first: intp, stride: intp}
                          a differentiated input (or a slice of one): element i has partial 1
                          in slot i·stride − first, 0 elsewhere, made in registers on indexing
@@ -33,7 +35,8 @@ from numba.core.imputils import RefType, impl_ret_new_ref, iternext_impl
 from .cache import named
 from .intrinsics import packed_size
 
-__all__ = ["DualType", "DualArrayType", "make_dual", "make_dual_array", "SeedArrayType",
+__all__ = ["DualType", "DualArrayType", "make_dual", "make_dual_array", "DualMatrixType",
+           "make_dual_matrix", "load_entry", "store_entry", "SeedArrayType",
            "make_seed_array", "NUMBER", "HyperDualType", "make_hyper", "make_hyper_sym",
            "HyperSeedArrayType", "make_hyper_seed_array", "ARRAYS", "compiled_only", "READ_ONLY_INPUT",
            "tuple_fields", "element_of", "element_width", "load_element", "store_element",
@@ -135,6 +138,22 @@ class DualArrayType(types.IterableType):
         return DualArrayIteratorType(self)
 
 
+class DualMatrixType(types.Type):
+    """A 2-D array of duals of one element type: values (m, k) and components (m, k, w).
+
+    A type of its own, not a DualArray with ndim: every 1-D operation (written over ARRAYS)
+    then refuses a matrix at typing time instead of indexing it as a vector. Row i is the
+    DualArray view (values[i], components[i])."""
+
+    def __init__(self, element):
+        self.element = element
+        self.width = element_width(element)
+        self.values_type = types.Array(types.float64, 2, "A")
+        self.components_type = types.Array(types.float64, 3, "A")
+        self.row_type = DualArrayType(element)
+        super().__init__(name=f"DualMatrix({element})")
+
+
 class SeedArrayType(types.IterableType):
     """The input of a compiled transform: values with implicit unit partials."""
 
@@ -158,6 +177,8 @@ register_struct(DualType, lambda t: [("value", types.float64), ("partials", t.pa
 register_struct(DualArrayType, lambda t: [("values", t.values_type), ("components", t.components_type)])
 wrap_attributes(DualType, ("value", "partials"))
 wrap_attributes(DualArrayType, ("values", "components"))
+register_struct(DualMatrixType, lambda t: [("values", t.values_type), ("components", t.components_type)])
+wrap_attributes(DualMatrixType, ("values", "components"))
 
 
 @intrinsic
@@ -179,6 +200,15 @@ def make_dual_array(typingctx, values, components, like):
     sig = array(array.values_type, array.components_type, like)
 
     return sig, struct_codegen(array, ("values", "components"))
+
+
+@intrinsic
+def make_dual_matrix(typingctx, values, components, like):
+    """DualMatrix from values (m, k) and components (m, k, w), of the element type of `like`."""
+    matrix = DualMatrixType(element_of(like))
+    sig = matrix(matrix.values_type, matrix.components_type, like)
+
+    return sig, struct_codegen(matrix, ("values", "components"))
 
 
 @intrinsic
@@ -303,7 +333,7 @@ def tuple_fields(element):
 def element_of(t):
     """The scalar dual type of a dual scalar or array type, of the first dual in a tuple or
     list of them, or of a reference to a scalar dual type."""
-    if isinstance(t, _FORWARD_ARRAYS + (ActiveArrayType,)):
+    if isinstance(t, _FORWARD_ARRAYS + (ActiveArrayType, DualMatrixType)):
         return t.element
     if isinstance(t, (DualType, HyperDualType, ActiveType)):
         return t
@@ -318,27 +348,23 @@ def element_of(t):
     raise TypingError(f"{t} is not a dual number or an array of them")
 
 
-def _component_pointers(context, builder, array_type, array_value, index):
-    """(pointer to values[index], [pointer to components[index, c] for each column c])."""
+def _component_pointers(context, builder, array_type, array_value, indices):
+    """(pointer to values[indices], [pointer to components[indices + (c,)] for each column c])."""
     array = cgutils.create_struct_proxy(array_type)(context, builder, value=array_value)
     values = context.make_array(array_type.values_type)(context, builder, value=array.values)
     components = context.make_array(array_type.components_type)(context, builder, value=array.components)
-    value_ptr = cgutils.get_item_pointer(context, builder, array_type.values_type, values, [index])
+    value_ptr = cgutils.get_item_pointer(context, builder, array_type.values_type, values, indices)
     column_ptrs = [cgutils.get_item_pointer(context, builder, array_type.components_type, components,
-                                            [index, context.get_constant(types.intp, c)])
+                                            list(indices) + [context.get_constant(types.intp, c)])
                    for c in range(array_type.width)]
     return value_ptr, column_ptrs
 
 
-@intrinsic
-def load_element(typingctx, array, index):
-    """array[index] as a scalar dual, read in place (index already wrapped)."""
-    if not isinstance(array, DualArrayType):
-        raise TypingError(f"load_element reads a DualArray, not {array}")
-    sig = array.element(array, types.intp)
-
+def _load_codegen(array, n_indices):
+    """Codegen reading the element of `array` at args[1:1 + n_indices] as a scalar dual."""
     def codegen(context, builder, signature, args):
-        value_ptr, column_ptrs = _component_pointers(context, builder, array, args[0], args[1])
+        value_ptr, column_ptrs = _component_pointers(context, builder, array, args[0],
+                                                     args[1:1 + n_indices])
         out = cgutils.create_struct_proxy(array.element)(context, builder)
         if isinstance(array.element, ActiveType):
             _load_active(context, builder, out, builder.load(value_ptr), column_ptrs, array.element)
@@ -353,19 +379,15 @@ def load_element(typingctx, array, index):
             setattr(out, name, tup)
         return out._getvalue()
 
-    return sig, codegen
+    return codegen
 
 
-@intrinsic
-def store_element(typingctx, array, index, item):
-    """array[index] = item for a scalar dual of the array's element type."""
-    if not isinstance(array, DualArrayType) or item != array.element:
-        raise TypingError(f"cannot store {item} in {array}")
-    sig = types.void(array, types.intp, item)
-
+def _store_codegen(array, n_indices):
+    """Codegen writing the scalar dual args[1 + n_indices] into `array` at args[1:1 + n_indices]."""
     def codegen(context, builder, signature, args):
-        value_ptr, column_ptrs = _component_pointers(context, builder, array, args[0], args[1])
-        element = cgutils.create_struct_proxy(array.element)(context, builder, value=args[2])
+        value_ptr, column_ptrs = _component_pointers(context, builder, array, args[0],
+                                                     args[1:1 + n_indices])
+        element = cgutils.create_struct_proxy(array.element)(context, builder, value=args[1 + n_indices])
         if isinstance(array.element, ActiveType):
             builder.store(_store_active(context, builder, element, column_ptrs, array.element), value_ptr)
             return context.get_dummy_value()
@@ -378,7 +400,39 @@ def store_element(typingctx, array, index, item):
                 column += 1
         return context.get_dummy_value()
 
-    return sig, codegen
+    return codegen
+
+
+@intrinsic
+def load_element(typingctx, array, index):
+    """array[index] as a scalar dual, read in place (index already wrapped)."""
+    if not isinstance(array, DualArrayType):
+        raise TypingError(f"load_element reads a DualArray, not {array}")
+    return array.element(array, types.intp), _load_codegen(array, 1)
+
+
+@intrinsic
+def store_element(typingctx, array, index, item):
+    """array[index] = item for a scalar dual of the array's element type."""
+    if not isinstance(array, DualArrayType) or item != array.element:
+        raise TypingError(f"cannot store {item} in {array}")
+    return types.void(array, types.intp, item), _store_codegen(array, 1)
+
+
+@intrinsic
+def load_entry(typingctx, matrix, i, j):
+    """matrix[i, j] as a scalar dual, read in place (indices already wrapped)."""
+    if not isinstance(matrix, DualMatrixType):
+        raise TypingError(f"load_entry reads a DualMatrix, not {matrix}")
+    return matrix.element(matrix, types.intp, types.intp), _load_codegen(matrix, 2)
+
+
+@intrinsic
+def store_entry(typingctx, matrix, i, j, item):
+    """matrix[i, j] = item for a scalar dual of the matrix's element type."""
+    if not isinstance(matrix, DualMatrixType) or item != matrix.element:
+        raise TypingError(f"cannot store {item} in {matrix}")
+    return types.void(matrix, types.intp, types.intp, item), _store_codegen(matrix, 2)
 
 
 @intrinsic

@@ -1,7 +1,9 @@
 """The registry's compiled column (docs/numpy.md): every entry marked compiled runs in @njit
-code on arrays of duals, and its compiled derivatives equal the Python path's (forward and
-reverse Jacobians at an ordinary point and at special points: ties, zeros, sample points;
-hyper-dual Hessians for the smooth ones). A few kernels call them all (a few compiles)."""
+code on arrays of duals (1-D, and 2-D for matrices and linalg), and its compiled derivatives
+equal the Python path's (forward and reverse Jacobians at an ordinary point and at special
+points: ties, zeros, sample points; hyper-dual Hessians for the smooth ones). A few kernels
+call them all (a few compiles); tests/compiled/test_matrix_compiled.py tries the 2-D
+surface itself (assignment, broadcasting, outputs, singular matrices)."""
 
 import numba
 import numpy as np
@@ -72,13 +74,17 @@ def structure(x):
     values_only = (np.argmax(x) + np.argmin(x) + np.argsort(x)[0] + np.count_nonzero(x) +
                    len(np.nonzero(x)[0]) + len(np.flatnonzero(x)) + np.any(x) + np.all(x) +
                    np.searchsorted(np.sort(x), 0.4) + np.shape(x)[0] + np.size(x) +
-                   np.isclose(x, W)[1] + np.allclose(x, W) + np.array_equal(x, x))
+                   np.isclose(x, W)[1] + np.allclose(x, W) + np.array_equal(x, x) +
+                   np.isreal(x)[0] + np.iscomplex(x)[1] + np.isrealobj(x) + np.iscomplexobj(x))
     return np.concatenate((
         np.copy(x), np.ravel(x), np.reshape(x, -1), np.atleast_1d(x), np.flip(x),
         np.take(x, IDX), np.repeat(x, 2), np.repeat(x, REP), np.tile(x, 2), np.append(x, 1.0),
         np.append(np.ones(2), x), np.hstack((x, x)), np.cross(x[:3], W[:3]), x * values_only,
         np.delete(x, 1), np.delete(x, np.array([0, -1])), np.take_along_axis(x, IDX, 0),
-        np.round(x * 10.0) + x, np.around(x, 1) * x,
+        np.round(x * 10.0) + x, np.around(x, 1) * x, np.insert(x, 1, 2.0), np.insert(x, -1, x[:2]),
+        np.insert(x, IDX, x[0]), np.insert(W, 4, x[1]), np.insert(x, np.array([1, -1]), W[:2]),
+        np.split(x, 2)[1], np.array_split(x, 3)[0], np.split(x, np.array([1, 3]))[1],
+        np.select([x > 0.5, x < 0.1], [x * 2.0, x ** 2], 0.3),
         np.stack((np.inner(x, W), np.vdot(x, x), np.take(x, 1), np.round(x[0] * 3.0) * x[1]))))
 
 
@@ -90,6 +96,50 @@ def methods(x):
         x.cumsum(), x.cumprod(), x.copy(), x.flatten(), x.ravel(), x.T, x.clip(0.25, 0.6),
         x.astype(np.float64), x.astype(float), x.repeat(2), x.reshape(-1), x.take(IDX),
         x * (x.argmax() + x.argmin() + x.argsort()[1] + x.any() + x.all())))
+
+
+WIDE = np.array([[0.3, -1.2, 0.8, 0.5], [1.0, 0.2, -0.4, 0.7]])
+
+
+@numba.njit
+def matrices(x):
+    """Functions that make or take 2-D arrays of duals (matrix products, structure)."""
+    m = np.outer(x, x[::-1]) + np.eye(4)
+    return np.concatenate((
+        m @ x, x @ m, np.ravel(m @ m.T), (WIDE @ m).ravel(), np.dot(m, WIDE.T).ravel(),
+        np.kron(x[:2], x[2:]), np.kron(m[:2, :2], m[2:, 2:]).ravel(), m.dot(x),
+        np.diag(m), np.diag(m, 1), np.diagonal(m, -1), np.tril(m).ravel(), np.triu(m, 1).ravel(),
+        np.diag(x).ravel(), np.diag(x, -1).ravel(), np.vstack((x, x * 2.0, WIDE[0])).ravel(),
+        np.column_stack((x, WIDE[1])).ravel(), np.stack((x, x), axis=1).ravel(),
+        np.array((x, WIDE[0])).ravel(), np.sum(m, axis=0), m.sum(1), x.reshape((2, 2)).ravel(),
+        np.reshape(x, (2, -1)).T.ravel(), np.transpose(m)[1], m.T[:, 2], np.diagflat(x[:2], 1).ravel(),
+        np.flipud(m)[0], np.fliplr(m)[1], np.flip(m)[2], np.rot90(m)[0], np.rot90(m, 2)[1],
+        np.rot90(m, -1)[3], np.swapaxes(m, 0, 1)[0], np.atleast_2d(x)[0], np.atleast_2d(m)[1],
+        np.expand_dims(x, 1)[:, 0], np.broadcast_to(x, (2, 4))[1], np.moveaxis(m, 0, 1)[0],
+        np.moveaxis(x, 0, -1),
+        np.stack((np.trace(m), np.trace(m, 1), np.trace(m, 9), np.sum(m), m.sum(), np.mean(m),
+                  np.max(m), m.min(), np.prod(m[:2, :2]), m[1, 2], m[-1, -1]))))
+
+
+@numba.njit
+def linear_algebra(x):
+    """numpy.linalg and the covariances on 2-D arrays of duals."""
+    a = np.outer(x, x) + np.diag(x * x + 1.0) + 0.1 * WIDE.T @ WIDE
+    sign, logdet = np.linalg.slogdet(a)
+    samples = np.vstack((x, x * x, np.sin(x)))
+    return np.concatenate((
+        np.linalg.solve(a, x * 3.0 - 1.0), np.linalg.solve(a, WIDE.T).ravel(),
+        np.linalg.inv(a).ravel(), np.linalg.cholesky(a).ravel(),
+        np.linalg.solve(WIDE @ WIDE.T + np.eye(2), WIDE @ x),
+        np.linalg.matrix_power(a, 0).ravel(), np.linalg.matrix_power(a, 2)[0],
+        np.linalg.matrix_power(a, 5)[1], np.linalg.matrix_power(a, -3)[2],
+        np.linalg.eigvalsh(a), np.linalg.eigvalsh(a, "U"), np.linalg.eigh(a)[0],
+        np.abs(np.linalg.eigh(a)[1]).ravel(), np.abs(np.linalg.eigh(a, UPLO="U")[1][0]),
+        np.cov(samples).ravel(), np.cov(x, x * x).ravel(), np.corrcoef(samples).ravel(),
+        np.cov(samples, rowvar=False, ddof=0).ravel(), np.corrcoef(x, np.cos(x)).ravel(),
+        np.stack((np.linalg.det(a), logdet * sign, np.linalg.norm(a), np.linalg.norm(a, "fro"),
+                  np.linalg.norm(a, 1), np.linalg.norm(a, -1), np.linalg.norm(a, np.inf),
+                  np.linalg.norm(a, -np.inf), np.cov(x), np.corrcoef(x)))))
 
 
 EXERCISED = {
@@ -107,7 +157,15 @@ EXERCISED = {
                 np.tile, np.append, np.hstack, np.cross, np.inner, np.vdot, np.argmax, np.argmin,
                 np.argsort, np.count_nonzero, np.nonzero, np.flatnonzero, np.any, np.all,
                 np.searchsorted, np.shape, np.size, np.isclose, np.allclose,
-                np.array_equal, np.delete, np.take_along_axis, np.round, np.around},
+                np.array_equal, np.delete, np.take_along_axis, np.round, np.around, np.insert,
+                np.split, np.array_split, np.select, np.isreal, np.iscomplex, np.isrealobj,
+                np.iscomplexobj},
+    matrices: {np.outer, np.kron, np.diag, np.diagonal, np.tril, np.triu, np.trace, np.vstack,
+               np.column_stack, np.transpose, np.diagflat, np.flipud, np.fliplr, np.rot90,
+               np.swapaxes, np.atleast_2d, np.expand_dims, np.broadcast_to, np.moveaxis},
+    linear_algebra: {np.linalg.solve, np.linalg.inv, np.linalg.cholesky, np.linalg.det,
+                     np.linalg.slogdet, np.linalg.matrix_power, np.linalg.eigh,
+                     np.linalg.eigvalsh, np.cov, np.corrcoef},
 }
 
 
@@ -120,9 +178,11 @@ def test_every_compiled_entry_is_exercised():
 @pytest.mark.parametrize("mode", ["forward", "reverse"])
 def test_compiled_entries_match_the_python_path(f, mode):
     compiled, python = dualad.jacobian(f, mode=mode), dualad.jacobian(f, mode=mode, jit=False)
+    # linalg: the compiled path's own LU and products round unlike LAPACK's in the last digits
+    rtol = 1e-11 if f is linear_algebra else 1e-13
     with np.errstate(all="ignore"):  # log(0), sinc's series: both paths alike
         for x in POINTS:
-            np.testing.assert_allclose(compiled(x), python(x), rtol=1e-13, atol=1e-15,
+            np.testing.assert_allclose(compiled(x), python(x), rtol=rtol, atol=1e-15,
                                        err_msg=f"{f.__name__} at {x}")
 
 

@@ -1,0 +1,306 @@
+"""2-D arrays of duals (DualMatrix): their surface and every rule elementwise on them.
+
+    M = np.zeros((m, k)); M[i, j] = dual     # promote.py makes M a DualMatrix
+    M[i, j]                                  # a scalar dual
+    M[i], M[i, a:b], M[a:b, j], M[a:b, c:d]  # views (rows and columns are 1-D arrays of duals)
+    M[i, j] = dual or number; M[i] = row; M[i, :] = row; M[:, j] = column
+    len(M), M.shape, M.size, M.ndim, M.dtype, M.T, np.transpose(M), M.copy(), np.copy(M)
+    flat(M)                                  # C-order copy as a 1-D array of duals
+    M op N, M op v, M op c, f(M)             # every rule; v (length k) broadcast over rows
+    M < N, ...                               # comparisons by value, a boolean array
+
+A 2-D float array meets duals here too (A * dual, A + dual vector). Functions of whole
+matrices (dot, outer, diag, linalg, ...) are numpy_linalg.py's.
+"""
+
+import operator
+
+import numpy as np
+from numba.core import types
+from numba.core.errors import TypingError
+
+from ..primitives import subscribe
+from ..rules import RULES
+from .cache import overload, overload_attribute, overload_method, register_jitable
+from .overloads import ARRAYS, DUALS, RULE_JIT, SCALARS, entry_points, new_array, one_element_type
+from .protocol import checked_index
+from .types import (NUMBER, DualMatrixType, compiled_only, element_of, load_entry,
+                    make_dual_array, make_dual_matrix, store_element, store_entry)
+
+__all__ = ["MATRIX", "new_matrix", "flat", "is_float_matrix", "matrix_elementwise"]
+
+MATRIX = DualMatrixType
+
+
+def is_float_matrix(t):
+    """A 2-D array of plain numbers."""
+    return isinstance(t, types.Array) and t.ndim == 2 and isinstance(t.dtype, NUMBER)
+
+
+new_matrix = compiled_only("matrix", "new_matrix")  # (like, m, k): an uninitialised m × k DualMatrix
+
+
+@overload(new_matrix)
+def _new_matrix(like, m, k):
+    if isinstance(like, DUALS + (DualMatrixType, types.BaseTuple, types.List)):
+        width = DualMatrixType(element_of(like)).width
+        return lambda like, m, k: make_dual_matrix(np.empty((m, k)), np.empty((m, k, width)), like)
+    return None
+
+
+flat = compiled_only("matrix", "flat")  # (M): M's entries in C order, a 1-D array of duals
+
+
+@overload(flat)
+def _flat(a):
+    if isinstance(a, DualMatrixType):
+        def c_order(a):
+            rows, cols = a.values.shape
+            out = new_array(a, rows * cols)
+            for i in range(rows):
+                for j in range(cols):
+                    store_element(out, i * cols + j, load_entry(a, i, j))
+            return out
+        return c_order
+    return None
+
+
+# ---- structure ----------------------------------------------------------------------------------------
+@overload(len)
+def _len(a):
+    if isinstance(a, DualMatrixType):
+        return lambda a: a.values.shape[0]
+    return None
+
+
+overload_attribute(DualMatrixType, "shape")(lambda a: lambda a: a.values.shape)
+overload_attribute(DualMatrixType, "size")(lambda a: lambda a: a.values.size)
+overload_attribute(DualMatrixType, "ndim")(lambda a: lambda a: 2)
+overload_attribute(DualMatrixType, "dtype")(lambda a: lambda a: a.values.dtype)
+
+
+@register_jitable
+def transposed(a):
+    return make_dual_matrix(a.values.T, np.transpose(a.components, (1, 0, 2)), a)
+
+
+overload_attribute(DualMatrixType, "T")(lambda a: lambda a: transposed(a))
+overload_method(DualMatrixType, "transpose")(lambda a: lambda a: transposed(a))
+overload(np.transpose)(lambda a: (lambda a: transposed(a)) if isinstance(a, DualMatrixType) else None)
+
+
+@register_jitable
+def _copied(a):
+    return make_dual_matrix(a.values.copy(), a.components.copy(), a)
+
+
+overload(np.copy)(lambda a: (lambda a: _copied(a)) if isinstance(a, DualMatrixType) else None)
+overload_method(DualMatrixType, "copy")(lambda a: lambda a: _copied(a))
+overload(np.ravel)(lambda a: (lambda a: flat(a)) if isinstance(a, DualMatrixType) else None)
+overload_method(DualMatrixType, "ravel")(lambda a: lambda a: flat(a))
+overload_method(DualMatrixType, "flatten")(lambda a: lambda a: flat(a))
+
+
+def _is_int(t):
+    return isinstance(t, types.Integer)
+
+
+@overload(operator.getitem)
+def _getitem(a, index):
+    if not isinstance(a, DualMatrixType):
+        return None
+    if _is_int(index):
+        def row(a, index):
+            i = checked_index(index, a.values.shape[0])
+            return make_dual_array(a.values[i], a.components[i], a)
+        return row
+    if isinstance(index, types.SliceType):
+        return lambda a, index: make_dual_matrix(a.values[index], a.components[index], a)
+    if isinstance(index, types.BaseTuple) and len(index) == 2:
+        first, second = index
+        if _is_int(first) and _is_int(second):
+            def entry(a, index):
+                return load_entry(a, checked_index(index[0], a.values.shape[0]),
+                                  checked_index(index[1], a.values.shape[1]))
+            return entry
+        if _is_int(first) and isinstance(second, types.SliceType):
+            def part_of_row(a, index):
+                i = checked_index(index[0], a.values.shape[0])
+                return make_dual_array(a.values[i, index[1]], a.components[i, index[1]], a)
+            return part_of_row
+        if isinstance(first, types.SliceType) and _is_int(second):
+            def part_of_column(a, index):
+                j = checked_index(index[1], a.values.shape[1])
+                return make_dual_array(a.values[index[0], j], a.components[index[0], j], a)
+            return part_of_column
+        if isinstance(first, types.SliceType) and isinstance(second, types.SliceType):
+            return lambda a, index: make_dual_matrix(a.values[index[0], index[1]],
+                                                     a.components[index[0], index[1]], a)
+    raise TypingError(f"a 2-D array of duals takes integers and slices as indices, not {index}")
+
+
+@register_jitable
+def _set_number(a, i, j, item):
+    a.values[i, j] = item
+    a.components[i, j, :] = 0.0
+
+
+@overload(operator.setitem)
+def _setitem(a, index, item):
+    if not isinstance(a, DualMatrixType):
+        return None
+    if isinstance(item, DUALS + (DualMatrixType,)) and element_of(item) != a.element:
+        raise TypingError(f"cannot store {item} in a 2-D array of duals of {a.element}")
+    if isinstance(index, types.BaseTuple) and len(index) == 2 and all(map(_is_int, index)):
+        if item == a.element:
+            def store(a, index, item):
+                store_entry(a, checked_index(index[0], a.values.shape[0]),
+                            checked_index(index[1], a.values.shape[1]), item)
+            return store
+        if isinstance(item, NUMBER):
+            def store_number(a, index, item):
+                _set_number(a, checked_index(index[0], a.values.shape[0]),
+                            checked_index(index[1], a.values.shape[1]), item)
+            return store_number
+        raise TypingError(f"cannot store {item} in an entry of a 2-D array of duals")
+    block = isinstance(index, types.SliceType) or (
+        isinstance(index, types.BaseTuple) and len(index) == 2 and
+        all(isinstance(t, types.SliceType) for t in index))
+    if block:
+        def into_block(a, index, item):
+            _fill(a[index], item)
+        return into_block
+    if _is_int(index) or isinstance(index, types.BaseTuple):
+        # a row or a column: the 1-D view's own assignment checks the item
+        def through_view(a, index, item):
+            view = a[index]
+            view[:] = item
+        return through_view
+    raise TypingError(f"assignment into a 2-D array of duals takes integers and slices, not {index}")
+
+
+_fill = compiled_only("matrix", "_fill")  # (block, item): block[i, j] = item broadcast
+
+
+@overload(_fill)
+def _fill_block(block, item):
+    get, shape = _access(item)
+
+    def fill(block, item):
+        rows, cols = block.values.shape
+        if _broadcast(shape(item), (rows, cols)) != (rows, cols):
+            raise ValueError("could not broadcast the assigned array into the block")
+        for i in range(rows):
+            for j in range(cols):
+                block[i, j] = get(item, i, j)
+    return fill
+
+
+# ---- elementwise: every rule, NumPy's broadcasting of (m, k) with (k,) and scalars ----------------------
+_entry = register_jitable(lambda a, i, j: a[i, j])
+_in_row = register_jitable(lambda a, i, j: a[j])
+_scalar = register_jitable(lambda a, i, j: a)
+_shape_2 = register_jitable(lambda a: a.shape)
+_shape_1 = register_jitable(lambda a: (-1, len(a)))
+_shape_0 = register_jitable(lambda a: (-1, -1))
+
+
+def _access(t):
+    """(read entry (i, j), shape with -1 for a broadcast axis) of one operand."""
+    if isinstance(t, DualMatrixType) or is_float_matrix(t):
+        return _entry, _shape_2
+    if isinstance(t, ARRAYS) or (isinstance(t, types.Array) and t.ndim == 1):
+        return _in_row, _shape_1
+    return _scalar, _shape_0
+
+
+@register_jitable
+def _broadcast(sa, sb):
+    rows = max(sa[0], sb[0])
+    cols = max(sa[1], sb[1])
+    for s in (sa, sb):
+        if (s[0] != -1 and s[0] != rows) or (s[1] != -1 and s[1] != cols):
+            raise ValueError("operands could not be broadcast together")
+    return rows, cols
+
+
+def _meets_matrix(arg_types):
+    """Whether an elementwise call involves a 2-D array of duals, or a 2-D float array with a dual."""
+    return (any(isinstance(t, DualMatrixType) for t in arg_types) or
+            (any(is_float_matrix(t) for t in arg_types) and any(isinstance(t, DUALS) for t in arg_types)))
+
+
+def matrix_elementwise(entry, arity):
+    """Overload `entry` on 2-D arrays of duals (and 2-D float arrays meeting duals)."""
+    name = getattr(entry, "__name__", entry)
+
+    def choose(*arg_types):
+        if not _meets_matrix(arg_types):
+            return None
+        for t in arg_types:
+            if not (isinstance(t, NUMBER + DUALS + (DualMatrixType,)) or
+                    (isinstance(t, types.Array) and t.ndim in (1, 2) and isinstance(t.dtype, NUMBER))):
+                raise TypingError(f"{name}: 2-D arrays of duals combine with 1-D and 2-D float "
+                                  f"arrays, duals and numbers; got {arg_types}")
+        one_element_type([t for t in arg_types if not isinstance(t, DualMatrixType)] +
+                         [element_of(t) for t in arg_types if isinstance(t, DualMatrixType)], name)
+        like_position = next(k for k, t in enumerate(arg_types) if isinstance(t, DUALS + (DualMatrixType,)))
+        if arity == 1:
+            def unary(a):
+                rows, cols = a.shape
+                out = new_matrix(a, rows, cols)
+                for i in range(rows):
+                    for j in range(cols):
+                        store_entry(out, i, j, entry(load_entry(a, i, j)))
+                return out
+            return unary
+        (get_a, shape_a), (get_b, shape_b) = _access(arg_types[0]), _access(arg_types[1])
+        pick_like = _first if like_position == 0 else _second
+
+        def binary(a, b):
+            rows, cols = _broadcast(shape_a(a), shape_b(b))
+            out = new_matrix(pick_like(a, b), rows, cols)
+            for i in range(rows):
+                for j in range(cols):
+                    store_entry(out, i, j, entry(get_a(a, i, j), get_b(b, i, j)))
+            return out
+        return binary
+
+    if arity == 1:
+        return lambda a: choose(a)
+    return lambda a, b: choose(a, b)
+
+
+_first = register_jitable(lambda a, b: a)
+_second = register_jitable(lambda a, b: b)
+
+
+def _register(entries, rule):
+    for entry in entries:
+        if getattr(entry, "__module__", None) != "math":  # math.* take no arrays
+            overload(entry, jit_options=RULE_JIT)(matrix_elementwise(entry, rule.arity))
+
+
+for _rule in RULES.values():
+    _register(entry_points(_rule), _rule)
+subscribe(lambda entry, rule, value: rule is not None and _register([entry], rule))
+
+
+# ---- comparisons by value --------------------------------------------------------------------------------
+_values = register_jitable(lambda a: a.values)
+_primal = register_jitable(lambda a: a.value)
+_itself = register_jitable(lambda a: a)
+
+
+def _comparison(op):
+    def choose(a, b):
+        if not any(isinstance(t, DualMatrixType) for t in (a, b)):
+            return None
+        va, vb = ((_values if isinstance(t, (DualMatrixType,) + ARRAYS)
+                   else _primal if isinstance(t, SCALARS) else _itself) for t in (a, b))
+        return lambda a, b: op(va(a), vb(b))
+    return choose
+
+
+for _op in (operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne):
+    overload(_op)(_comparison(_op))

@@ -1,0 +1,615 @@
+"""NumPy functions that make or take 2-D arrays of duals (matrix.py's DualMatrix):
+
+    np.dot / np.matmul / @    matrix-vector, vector-matrix, matrix-matrix (dual or float)
+    np.outer, np.kron         products of vectors (kron also of two matrices)
+    np.diag, np.diagflat, np.diagonal, np.trace, np.tril, np.triu
+    np.flipud, np.fliplr, np.flip, np.rot90, np.swapaxes (matrices), np.atleast_2d,
+    np.expand_dims, np.broadcast_to (vectors to matrices)
+    np.vstack, np.column_stack, np.stack and np.array of a tuple or list of 1-D arrays
+    np.sum (whole or along an axis), np.mean, np.prod, np.max, np.min (whole)
+    np.reshape of a 1-D array to (m, k), and of a matrix to 1-D
+    np.cov, np.corrcoef (rows are variables; or two 1-D samples)
+
+Each follows its registry entry (dualad/functions) step by step: tril/triu and diag write
+constant zeros (np.where's convention: no derivative from the entries they drop), trace of an
+empty diagonal is a constant 0, cov is NumPy's X Xᵀ / (samples − ddof) after centring.
+"""
+
+import operator
+
+import numpy as np
+from numba import literal_unroll
+from numba.core import types
+from numba.core.errors import TypingError
+
+from .cache import overload, overload_method, register_jitable
+from .matrix import flat, is_float_matrix, new_matrix
+from .numpy_overloads import cannot, dualad_templates_first, is_none, is_vector
+from .overloads import ARRAYS, DUALS, new_array, one_element_type
+from .types import DualMatrixType, compiled_only, element_of, load_entry, store_element, store_entry, zero_element
+
+MATRICES = (DualMatrixType,)
+
+
+def _is_matrix(t):
+    return isinstance(t, DualMatrixType) or is_float_matrix(t)
+
+
+def _is_1d(t):
+    return isinstance(t, ARRAYS) or is_vector(t)
+
+
+def _duals_among(*arg_types):
+    return any(isinstance(t, DUALS + MATRICES) for t in arg_types)
+
+
+_first = register_jitable(lambda a, b: a)
+_second = register_jitable(lambda a, b: b)
+
+
+def _like(a, b):
+    """The accessor of the dual operand of two (its element type makes the result)."""
+    return _first if isinstance(a, DUALS + MATRICES) else _second
+
+
+# ---- products ----------------------------------------------------------------------------------------
+@overload(np.dot)
+@overload(np.matmul)
+@overload(operator.matmul)
+def _matrix_product(a, b):
+    """Products with a matrix on either side, one of the operands dual. (A float matrix times
+    a dual vector is numpy_overloads' own.)"""
+    if not (_duals_among(a, b) and (isinstance(a, MATRICES) or isinstance(b, MATRICES) or
+                                    (_is_matrix(b) and _is_1d(a)) or (_is_matrix(a) and _is_matrix(b)))):
+        return None
+    one_element_type([element_of(t) for t in (a, b) if isinstance(t, DUALS + MATRICES)], "matmul")
+    like = _like(a, b)
+    if _is_matrix(a) and _is_1d(b):
+        def matvec(a, b):
+            rows, cols = a.shape
+            if cols != len(b):
+                raise ValueError("matmul: shapes not aligned")
+            out = new_array(like(a, b), rows)
+            for i in range(rows):
+                total = zero_element(like(a, b))
+                for j in range(cols):
+                    total = total + a[i, j] * b[j]
+                store_element(out, i, total)
+            return out
+        return matvec
+    if _is_1d(a) and _is_matrix(b):
+        return lambda a, b: np.dot(b.T, a)  # vᵀB = (Bᵀv)ᵀ, the same sums in the same order
+    if _is_matrix(a) and _is_matrix(b):
+        def matmat(a, b):
+            rows, inner = a.shape
+            if b.shape[0] != inner:
+                raise ValueError("matmul: shapes not aligned")
+            cols = b.shape[1]
+            out = new_matrix(like(a, b), rows, cols)
+            for i in range(rows):
+                for j in range(cols):
+                    total = zero_element(like(a, b))
+                    for k in range(inner):
+                        total = total + a[i, k] * b[k, j]
+                    store_entry(out, i, j, total)
+            return out
+        return matmat
+    raise TypingError(f"matmul of {a} and {b}: 2-D arrays of duals multiply vectors and matrices")
+
+
+overload_method(DualMatrixType, "dot")(lambda a, b: lambda a, b: np.dot(a, b))
+
+
+@overload(np.outer)
+def _outer(a, b):
+    """a[i] b[j] (NumPy ravels 2-D operands first)."""
+    if not _duals_among(a, b):
+        return None
+    if not all(_is_1d(t) or isinstance(t, MATRICES) for t in (a, b)):
+        raise TypingError(f"np.outer of duals takes 1-D or 2-D arrays, not {a} and {b}")
+    one_element_type([element_of(t) for t in (a, b) if isinstance(t, DUALS + MATRICES)], "np.outer")
+    like = _like(a, b)
+
+    def outer(a, b):
+        u, v = _flat(a), _flat(b)
+        out = new_matrix(like(a, b), len(u), len(v))
+        zero = zero_element(like(a, b))
+        for i in range(len(u)):
+            for j in range(len(v)):
+                store_entry(out, i, j, zero + u[i] * v[j])
+        return out
+    return outer
+
+
+_flat = register_jitable(lambda a: np.ravel(a))
+
+
+@overload(np.kron)
+def _kron(a, b):
+    """kron(a, b)[i·m + k] = a[i] b[k] for vectors; [i·m + k, j·n + l] = a[i, j] b[k, l]."""
+    if not _duals_among(a, b):
+        return None
+    one_element_type([element_of(t) for t in (a, b) if isinstance(t, DUALS + MATRICES)], "np.kron")
+    like = _like(a, b)
+    if _is_1d(a) and _is_1d(b):
+        def vectors(a, b):
+            m = len(b)
+            out = new_array(like(a, b), len(a) * m)
+            zero = zero_element(like(a, b))
+            for i in range(len(a)):
+                for k in range(m):
+                    store_element(out, i * m + k, zero + a[i] * b[k])
+            return out
+        return vectors
+    if _is_matrix(a) and _is_matrix(b):
+        def matrices(a, b):
+            (ra, ca), (rb, cb) = a.shape, b.shape
+            out = new_matrix(like(a, b), ra * rb, ca * cb)
+            zero = zero_element(like(a, b))
+            for i in range(ra):
+                for j in range(ca):
+                    for k in range(rb):
+                        for l in range(cb):  # noqa: E741  (NumPy's index names)
+                            store_entry(out, i * rb + k, j * cb + l, zero + a[i, j] * b[k, l])
+            return out
+        return matrices
+    cannot(f"np.kron of {a} and {b}: compiled code takes two vectors or two matrices; reshape the "
+           "vector to (1, k) first, or pass jit=False")
+
+
+# ---- diagonals and triangles ---------------------------------------------------------------------
+@register_jitable
+def _diagonal_start(rows, cols, offset):
+    """(first row, first column, length) of the diagonal at offset."""
+    i0, j0 = (0, offset) if offset >= 0 else (-offset, 0)
+    return i0, j0, max(0, min(rows - i0, cols - j0))
+
+
+@overload(np.diagonal)
+def _diagonal(a, offset=0):
+    if isinstance(a, MATRICES):
+        def diagonal(a, offset=0):
+            i0, j0, count = _diagonal_start(a.shape[0], a.shape[1], offset)
+            out = new_array(a, count)
+            for k in range(count):
+                store_element(out, k, load_entry(a, i0 + k, j0 + k))
+            return out
+        return diagonal
+    return None
+
+
+@overload(np.diag)
+def _diag(v, k=0):
+    if isinstance(v, MATRICES):
+        return lambda v, k=0: np.diagonal(v, k)
+    if isinstance(v, ARRAYS):
+        def diagflat(v, k=0):
+            m = len(v)
+            n = m + abs(k)
+            out = new_matrix(v, n, n)
+            out.values[:, :] = 0.0
+            out.components[:, :, :] = 0.0
+            i0, j0 = (0, k) if k >= 0 else (-k, 0)
+            for i in range(m):
+                store_entry(out, i0 + i, j0 + i, v[i])
+            return out
+        return diagflat
+    return None
+
+
+@overload(np.trace)
+def _trace(a, offset=0):
+    if isinstance(a, MATRICES):
+        def trace(a, offset=0):
+            i0, j0, count = _diagonal_start(a.shape[0], a.shape[1], offset)
+            total = zero_element(a)  # an empty diagonal: the constant 0
+            for k in range(count):
+                total = total + load_entry(a, i0 + k, j0 + k)
+            return total
+        return trace
+    return None
+
+
+def _triangle(lower):
+    def choose(m, k=0):
+        if not isinstance(m, MATRICES):
+            return None
+
+        def triangle(m, k=0):
+            rows, cols = m.shape
+            out = new_matrix(m, rows, cols)
+            zero = zero_element(m)
+            for i in range(rows):
+                for j in range(cols):
+                    keep = j - i <= k if lower else j - i >= k
+                    store_entry(out, i, j, load_entry(m, i, j) if keep else zero)
+            return out
+        return triangle
+    return choose
+
+
+overload(np.tril)(_triangle(lower=True))
+overload(np.triu)(_triangle(lower=False))
+
+
+@overload(np.diagflat)
+def _diagflat(v, k=0):
+    if isinstance(v, ARRAYS):
+        return lambda v, k=0: np.diag(v, k)
+    if isinstance(v, MATRICES):
+        return lambda v, k=0: np.diag(flat(v), k)
+    return None
+
+
+# ---- flips, rotations, added axes: views and copies of the entries ----------------------------------
+@register_jitable
+def _flipped(m, rows, cols):
+    """m with its rows (and/or columns) in reverse order: a copy."""
+    r, c = m.shape
+    out = new_matrix(m, r, c)
+    for i in range(r):
+        for j in range(c):
+            store_entry(out, i, j, load_entry(m, r - 1 - i if rows else i, c - 1 - j if cols else j))
+    return out
+
+
+overload(np.flipud)(lambda m: (lambda m: _flipped(m, True, False)) if isinstance(m, MATRICES) else None)
+overload(np.fliplr)(lambda m: (lambda m: _flipped(m, False, True)) if isinstance(m, MATRICES) else None)
+overload(np.flip)(lambda m: (lambda m: _flipped(m, True, True)) if isinstance(m, MATRICES) else None)
+
+
+@overload(np.rot90)
+def _rot90(m, k=1):
+    """Counter-clockwise by 90° k times: NumPy's flips and transposes."""
+    if not isinstance(m, MATRICES):
+        return None
+
+    def rot90(m, k=1):
+        turns = k % 4
+        if turns == 0:
+            return _flipped(m, False, False)
+        if turns == 1:
+            return _flipped(m, False, True).T
+        if turns == 2:
+            return _flipped(m, True, True)
+        return _flipped(m.T, False, True)
+    return rot90
+
+
+@overload(np.swapaxes)
+def _swapaxes(a, axis1, axis2):
+    if not isinstance(a, MATRICES):
+        return None
+
+    def swapaxes(a, axis1, axis2):
+        if not (-2 <= axis1 < 2 and -2 <= axis2 < 2):
+            raise ValueError("axis out of bounds for a 2-D array")
+        return a if axis1 % 2 == axis2 % 2 else a.T
+    return swapaxes
+
+
+@overload(np.moveaxis)
+def _moveaxis(a, source, destination):
+    if isinstance(a, ARRAYS):
+        def vector(a, source, destination):
+            if not (source in (0, -1) and destination in (0, -1)):
+                raise ValueError("axis out of bounds for a 1-D array")
+            return a
+        return vector
+    if isinstance(a, MATRICES):
+        return lambda a, source, destination: np.swapaxes(a, source, destination)
+    return None
+
+
+@overload(np.atleast_2d)
+def _atleast_2d(a):
+    if isinstance(a, MATRICES):
+        return lambda a: a
+    if isinstance(a, ARRAYS):
+        return lambda a: _to_matrix(a, (1, len(a)))
+    return None
+
+
+@overload(np.expand_dims)
+def _expand_dims(a, axis):
+    if not isinstance(a, ARRAYS):
+        return None
+
+    def expand_dims(a, axis):
+        if axis == 0 or axis == -2:
+            return _to_matrix(a, (1, len(a)))
+        if axis == 1 or axis == -1:
+            return _to_matrix(a, (len(a), 1))
+        raise ValueError("axis out of bounds for expanding a 1-D array")
+    return expand_dims
+
+
+@overload(np.broadcast_to)
+def _broadcast_to(array, shape):
+    """A vector repeated as the rows of an (m, len) matrix (a copy: NumPy's is a read-only view)."""
+    if not isinstance(array, ARRAYS):
+        return None
+    if not (isinstance(shape, types.BaseTuple) and len(shape) == 2):
+        if isinstance(shape, types.Integer) or (isinstance(shape, types.BaseTuple) and len(shape) == 1):
+            return lambda array, shape: _same_length(array, shape)
+        cannot(f"np.broadcast_to of a 1-D array of duals to {shape}: compiled code makes 1-D or "
+               "2-D arrays of duals; pass jit=False")
+
+    def to_rows(array, shape):
+        m, k = shape
+        if k != len(array):
+            raise ValueError("operands could not be broadcast together with the requested shape")
+        out = new_matrix(array, m, k)
+        for i in range(m):
+            for j in range(k):
+                store_entry(out, i, j, array[j])
+        return out
+    return to_rows
+
+
+@register_jitable
+def _same_length(array, shape):
+    if np.prod(np.asarray(shape)) != len(array):
+        raise ValueError("operands could not be broadcast together with the requested shape")
+    return array
+
+
+# ---- joining vectors into a matrix ------------------------------------------------------------------
+def _rows_of(arrays, what):
+    """Whether arrays is a tuple or list of 1-D arrays with duals among them (the rows of a
+    matrix); a TypingError for tuples mixing duals with anything else."""
+    if (isinstance(arrays, types.BaseTuple) and any(isinstance(t, MATRICES) for t in arrays)) or (
+            isinstance(arrays, types.List) and isinstance(arrays.dtype, MATRICES)):
+        cannot(f"{what} of 2-D arrays of duals is not compiled (it joins 1-D arrays into a "
+               "matrix): allocate the result, np.zeros((m, k)), and assign the blocks "
+               "(out[:m1] = a), or pass jit=False")
+    if isinstance(arrays, types.BaseTuple) and any(isinstance(t, ARRAYS) for t in arrays):
+        if not all(_is_1d(t) for t in arrays):
+            raise TypingError(f"{what} of duals joins 1-D arrays in compiled code, got {arrays}")
+        one_element_type(tuple(arrays), what)
+        return True
+    return isinstance(arrays, types.List) and isinstance(arrays.dtype, ARRAYS)
+
+
+rows_matrix = compiled_only("numpy_matrix", "rows_matrix")  # (arrays): the matrix of these rows
+
+
+@overload(rows_matrix)
+def _rows_matrix(arrays):
+    """The matrix whose rows are `arrays` (a tuple or list of 1-D arrays)."""
+    if isinstance(arrays, types.List):
+        def from_list(arrays):
+            cols = len(arrays[0])
+            out = new_matrix(arrays, len(arrays), cols)
+            for i in range(len(arrays)):
+                row = arrays[i]
+                if len(row) != cols:
+                    raise ValueError("all the input arrays must have the same length")
+                for j in range(cols):
+                    store_entry(out, i, j, row[j])
+            return out
+        return from_list
+    count = len(arrays)
+
+    def from_tuple(arrays):
+        cols = len(arrays[0])
+        out = new_matrix(arrays, count, cols)
+        zero, i = zero_element(arrays), 0
+        for row in literal_unroll(arrays):
+            if len(row) != cols:
+                raise ValueError("all the input arrays must have the same length")
+            for j in range(cols):
+                store_entry(out, i, j, zero + row[j])  # a float row: constants
+            i += 1
+        return out
+    return from_tuple
+
+
+@overload(np.vstack)
+def _vstack(tup):
+    if _rows_of(tup, "np.vstack"):
+        return lambda tup: rows_matrix(tup)
+    return None
+
+
+@overload(np.column_stack)
+def _column_stack(tup):
+    if _rows_of(tup, "np.column_stack"):
+        return lambda tup: rows_matrix(tup).T
+    return None
+
+
+@overload(np.stack)
+def _stack(arrays, axis=0):
+    if not _rows_of(arrays, "np.stack"):
+        return None
+
+    def stack(arrays, axis=0):
+        if axis == 0 or axis == -2:
+            return rows_matrix(arrays)
+        if axis == 1 or axis == -1:
+            return rows_matrix(arrays).T
+        raise ValueError("axis out of bounds for a stack of 1-D arrays")
+    return stack
+
+
+def _array_of_rows(copy):
+    def choose(obj, dtype=None):
+        if isinstance(obj, MATRICES):
+            return (lambda obj, dtype=None: np.copy(obj)) if copy else (lambda obj, dtype=None: obj)
+        if not _rows_of(obj, "np.array"):
+            return None
+        return lambda obj, dtype=None: rows_matrix(obj)
+    return choose
+
+
+overload(np.array)(_array_of_rows(True))
+overload(np.asarray)(_array_of_rows(False))
+
+
+# ---- reductions of a whole matrix and along an axis --------------------------------------------------
+def _whole_matrix(func, method):
+    def choose(a):
+        if isinstance(a, MATRICES):
+            return lambda a: func(flat(a))
+        return None
+    overload(func)(choose)
+    overload_method(DualMatrixType, method)(lambda a: lambda a: func(flat(a)))
+
+
+for _func, _method in ((np.mean, "mean"), (np.prod, "prod"), (np.max, "max"), (np.min, "min")):
+    _whole_matrix(_func, _method)
+
+
+@overload(np.sum)
+def _sum(a, axis=None):
+    if not isinstance(a, MATRICES):
+        return None
+    if is_none(axis):
+        return lambda a, axis=None: np.sum(flat(a))
+    if not isinstance(axis, types.Integer):
+        raise TypingError(f"np.sum of a 2-D array of duals takes axis None, 0, 1, -1 or -2, not {axis}")
+
+    def along(a, axis=None):
+        t = a.T if axis == 0 or axis == -2 else a
+        if not (axis in (0, 1, -1, -2)):
+            raise ValueError("axis out of bounds for a 2-D array")
+        rows, cols = t.shape
+        out = new_array(a, rows)
+        for i in range(rows):
+            total = zero_element(a) + 0.0
+            for j in range(cols):
+                total = total + load_entry(t, i, j)
+            store_element(out, i, total)
+        return out
+    return along
+
+
+overload_method(DualMatrixType, "sum")(lambda a, axis=None: lambda a, axis=None: np.sum(a, axis))
+
+
+# ---- reshape between 1-D and 2-D -----------------------------------------------------------------------
+def reshape_dual(a, shape):
+    """np.reshape / a.reshape with a matrix on one side (numpy_structure.reshaped calls it)."""
+    if isinstance(a, MATRICES):
+        if isinstance(shape, types.Integer) or (isinstance(shape, types.BaseTuple) and len(shape) == 1):
+            return lambda a, shape: np.reshape(flat(a), shape)
+        if isinstance(shape, types.BaseTuple) and len(shape) == 2:
+            return lambda a, shape: _to_matrix(flat(a), shape)
+    elif isinstance(shape, types.BaseTuple) and len(shape) == 2:
+        return lambda a, shape: _to_matrix(a, shape)
+    return None
+
+
+@register_jitable
+def _to_matrix(v, shape):
+    """A 1-D array of duals as an m × k matrix (one of them may be -1), C order."""
+    m, k = shape
+    size = len(v)
+    if m == -1 and k > 0:
+        m = size // k
+    elif k == -1 and m > 0:
+        k = size // m
+    if m * k != size or m < 0 or k < 0:
+        raise ValueError("cannot reshape an array of duals into this shape")
+    out = new_matrix(v, m, k)
+    for i in range(m):
+        for j in range(k):
+            store_entry(out, i, j, v[i * k + j])
+    return out
+
+
+# ---- covariance and correlation ---------------------------------------------------------------------
+@register_jitable
+def _centred(x):
+    """x − each row's mean (statistics.average without weights: the sum / samples)."""
+    rows, samples = x.shape
+    out = new_matrix(x, rows, samples)
+    for i in range(rows):
+        total = zero_element(x) + 0.0
+        for j in range(samples):
+            total = total + load_entry(x, i, j)
+        mean = total / samples
+        for j in range(samples):
+            store_entry(out, i, j, load_entry(x, i, j) - mean)
+    return out
+
+
+@register_jitable
+def _covariance(x, ddof):
+    samples = x.shape[1]
+    fact = float(samples - ddof)
+    if fact <= 0:
+        fact = 0.0
+    c = _centred(x)
+    scale = np.true_divide(1, fact)
+    return np.dot(c, c.T) * scale
+
+
+def _cov_input(m, y, rowvar, bias, ddof):
+    """The variables as the rows of a DualMatrix; a TypingError for forms compiled code lacks."""
+    if not (isinstance(m, MATRICES) or isinstance(m, ARRAYS) or (is_vector(m) and isinstance(y, ARRAYS))):
+        return None
+    if not (is_none(y) or _is_1d(y)):
+        raise TypingError("np.cov/np.corrcoef of duals in compiled code take y as a 1-D array")
+    if isinstance(m, MATRICES) and not is_none(y):
+        raise TypingError("np.cov/np.corrcoef of duals in compiled code: y with a 2-D m is not "
+                          "compiled; pass jit=False")
+    return True
+
+
+_ddof_of = register_jitable(lambda bias, ddof: (1 if bias == 0 else 0) if ddof is None else ddof)
+
+
+def _cov_impl(m, y, rowvar, bias, ddof):
+    if isinstance(m, MATRICES):
+        def matrix(m, y=None, rowvar=True, bias=False, ddof=None):
+            x = m if rowvar else m.T
+            return _covariance(x, _ddof_of(bias, ddof))
+        return matrix, False
+    if is_none(y):
+        def one(m, y=None, rowvar=True, bias=False, ddof=None):
+            return _covariance(np.vstack((m,)), _ddof_of(bias, ddof))[0, 0]
+        return one, True
+    def two(m, y=None, rowvar=True, bias=False, ddof=None):
+        return _covariance(np.vstack((m, y)), _ddof_of(bias, ddof))
+
+    return two, False
+
+
+@overload(np.cov)
+def _cov(m, y=None, rowvar=True, bias=False, ddof=None):
+    if _cov_input(m, y, rowvar, bias, ddof) is None:
+        return None
+    impl, _ = _cov_impl(m, y, rowvar, bias, ddof)
+    return impl
+
+
+@overload(np.corrcoef)
+def _corrcoef(x, y=None, rowvar=True):
+    """cov / (σᵢσⱼ) clipped to [-1, 1] (statistics.corrcoef); one variable: c / c."""
+    if _cov_input(x, y, rowvar, False, None) is None:
+        return None
+    if _cov_impl(x, y, rowvar, False, None)[1]:  # one variable: a scalar covariance
+        def one(x, y=None, rowvar=True):
+            c = np.cov(x, y, rowvar)
+            return c / c
+        return one
+
+    def correlation(x, y=None, rowvar=True):
+        c = np.cov(x, y, rowvar)
+        n = c.shape[0]
+        stddev = np.sqrt(np.diagonal(c))
+        out = new_matrix(c, n, n)
+        for i in range(n):
+            for j in range(n):
+                store_entry(out, i, j, np.clip(load_entry(c, i, j) / stddev[i] / stddev[j], -1.0, 1.0))
+        return out
+    return correlation
+
+
+dualad_templates_first((np.diagflat, np.flipud, np.fliplr, np.flip, np.rot90, np.swapaxes, np.moveaxis, np.atleast_2d,
+                        np.expand_dims, np.broadcast_to))
+dualad_templates_first((np.dot, np.matmul, np.outer, np.kron, np.diagonal, np.diag, np.trace, np.tril,
+                        np.triu, np.vstack, np.column_stack, np.stack, np.array, np.asarray, np.sum,
+                        np.mean, np.prod, np.max, np.min, np.cov, np.corrcoef, np.transpose))

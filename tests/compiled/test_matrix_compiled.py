@@ -1,0 +1,180 @@
+"""2-D arrays of duals in compiled code (jit/matrix.py, numpy_matrix.py, numpy_linalg.py):
+allocation and assignment, views, broadcasting of every operand kind, matrix outputs, second
+order and sparsity through linalg, singular matrices, and the errors that name a rewrite."""
+
+import numba
+import numpy as np
+import pytest
+
+import dualad
+from dualad.jit.numpy_linalg import division_free_det
+
+WIDE = np.array([[0.3, -1.2, 0.8], [1.0, 0.2, -0.4]])
+POINTS = [np.array([0.7, -0.4, 1.3]), np.array([0.5, 0.5, 0.0])]
+
+
+@numba.njit
+def surface(x):
+    """Buffers filled entry by entry, by rows, columns and blocks; rules on matrices with
+    matrices, rows, float matrices and scalars; comparisons by value."""
+    m = np.zeros((3, 3))
+    for i in range(3):
+        m[i] = x * (i + 1.0)          # a row from a dual vector
+        m[i, i] = x[i] ** 2           # an entry
+    m[:, 0] = 1.0                     # a column from a number
+    m[1:, 1:] = np.outer(x[:2], x[1:])  # a block from a dual matrix
+    m[0, 2] = 0.5                     # a number into an entry
+    e = np.exp(m) * 2.0 - m / (1.0 + m * m) + np.sin(m) ** 2 + WIDE.T @ WIDE
+    f = m - x + x[0] * (WIDE.T @ WIDE) + np.hypot(m, 1.0) + WIDE[0]
+    g = np.where(m[0] > 0.6, m[1], m[2])
+    rows = 0.0
+    for row in range(3):
+        rows += np.sum(m[row] * x)
+    return np.concatenate((e.ravel(), f.ravel(), g, (m > 0.6).ravel() * x[0], m.ravel(),
+                           np.stack((rows, len(m) * x[1], m.shape[1] * x[2], m.size * x[0]))))
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_matrix_surface_matches_the_python_path(mode):
+    compiled, python = dualad.jacobian(surface, mode=mode), dualad.jacobian(surface, mode=mode, jit=False)
+    for x in POINTS:
+        np.testing.assert_allclose(compiled(x), python(x), rtol=1e-13, atol=1e-15, err_msg=f"{x}")
+
+
+@numba.njit
+def model(p):
+    """f: R^3 -> R^(2 x 3), its output allocated 2-D and filled in place."""
+    out = np.empty((2, 3))
+    for i in range(2):
+        for j in range(3):
+            out[i, j] = p[j] ** (i + 1) * WIDE[i, j]
+    return out
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_a_matrix_output_has_a_jacobian_shaped_like_the_python_paths(mode):
+    x = POINTS[0]
+    jac = dualad.jacobian(model, mode=mode)(x)
+    assert jac.shape == (2, 3, 3)
+    np.testing.assert_allclose(jac, dualad.jacobian(model, mode=mode, jit=False)(x), rtol=1e-14)
+    cotangent = np.arange(6.0).reshape(2, 3)
+    value, pullback = dualad.vjp(model, x)
+    np.testing.assert_allclose(pullback(cotangent)[0], np.einsum("ij,ijk->k", cotangent, jac), rtol=1e-14)
+    np.testing.assert_allclose(value, model.py_func(x))
+
+
+@numba.njit
+def energy(x):
+    """A scalar through linalg and matrix products: exact second derivatives by hyper-duals
+    and by forward-over-reverse."""
+    a = np.outer(x, x) + np.diag(x * x + 1.0) + WIDE.T @ WIDE
+    chol = np.linalg.cholesky(a)
+    return (np.linalg.det(a) + np.linalg.slogdet(a)[1] + x @ np.linalg.solve(a, x) +
+            np.trace(np.linalg.inv(a) @ a.T) + np.sum(chol * chol.T) + np.linalg.norm(a))
+
+
+def test_second_order_through_linalg_matches_the_python_path():
+    x, v = POINTS[0], np.array([0.2, -1.0, 0.5])
+    expected = dualad.hessian(energy, jit=False)(x)
+    np.testing.assert_allclose(dualad.hessian(energy)(x), expected, rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(dualad.hvp(energy, mode="forward-over-reverse")(x, v), expected @ v,
+                               rtol=1e-11, atol=1e-12)
+
+
+@numba.njit
+def coupled(x):
+    a = np.diag(x + 2.0)
+    a[0, 1] = x[2]
+    return np.linalg.solve(a, x) + np.tril(np.outer(x, x)).sum(axis=1)
+
+
+def test_sparsity_through_matrices_matches_the_python_path():
+    x = POINTS[0]
+    compiled = dualad.jacobian_sparsity(coupled)(x)
+    assert (compiled != dualad.jacobian_sparsity(coupled, jit=False)(x)).nnz == 0
+
+
+@numba.njit
+def determinant(x):
+    a = np.outer(x, x)  # rank 1: singular for 3 entries; det = 0, its derivative the adjugate
+    a[0, 0] += x[1]
+    return np.linalg.det(a)
+
+
+@numba.njit
+def berkowitz(x):
+    return division_free_det(np.outer(x, x[::-1]) + np.diag(x) + WIDE.T @ WIDE)
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_det_at_a_singular_matrix_has_the_adjugate_derivative(mode):
+    """A zero pivot: the division-free algorithm gives det's derivative (the Python path's
+    adjugate), exact at second order too; equal to LU's det away from singular matrices."""
+    x = np.array([1.0, 0.0, 2.0])  # a[0, 0] += 0 keeps the rank-1 matrix singular
+    np.testing.assert_allclose(dualad.grad(determinant, mode=mode)(x),
+                               dualad.grad(determinant, mode=mode, jit=False)(x), atol=1e-14)
+    x = POINTS[0]
+    np.testing.assert_allclose(dualad.grad(berkowitz, mode=mode)(x),
+                               dualad.grad(lambda x: np.linalg.det(np.outer(x, x[::-1]) + np.diag(x) +
+                                                                   WIDE.T @ WIDE))(x), rtol=1e-12)
+
+
+def test_det_at_a_singular_matrix_at_second_order():
+    x = np.array([1.0, 0.0, 2.0])
+    np.testing.assert_allclose(dualad.hessian(determinant)(x), dualad.hessian(determinant, jit=False)(x),
+                               atol=1e-13)
+
+
+@numba.njit
+def inverse(x):
+    return np.linalg.inv(np.outer(x, x)).ravel()
+
+
+@numba.njit
+def factor(x):
+    return np.linalg.cholesky(np.outer(x, x) - np.eye(3)).ravel()
+
+
+@numba.njit
+def spectral_norm(x):
+    return np.linalg.norm(np.outer(x, x), 2)
+
+
+@numba.njit
+def cube(x):
+    buffer = np.zeros((2, 2, 2))
+    buffer[0, 0, 0] = x[0]
+    return buffer.ravel()
+
+
+def test_what_cannot_be_differentiated_raises_an_error_naming_the_problem():
+    with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+        dualad.jacobian(inverse)(np.array([1.0, 2.0, 4.0]))  # exactly singular, as NumPy finds it
+    with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+        dualad.jacobian(inverse, jit=False)(np.array([1.0, 2.0, 4.0]))
+    x = POINTS[0]
+    with pytest.raises(np.linalg.LinAlgError, match="not positive definite"):
+        dualad.jacobian(factor)(x)
+    with pytest.raises(ValueError, match="singular values.*jit=False"):
+        dualad.grad(spectral_norm)(x)
+    with pytest.raises(Exception, match="3-D array that receives duals.*1-D or 2-D"):
+        dualad.jacobian(cube)(x)
+
+
+@numba.njit
+def spectrum(x):
+    a = np.outer(x, x) + np.diag(x)
+    return np.sum(np.linalg.eigvalsh(a) ** 3)
+
+
+def test_eigh_is_compiled_to_first_order_and_says_so_beyond():
+    x = POINTS[0]
+    for mode in ("forward", "reverse"):
+        np.testing.assert_allclose(dualad.grad(spectrum, mode=mode)(x),
+                                   dualad.grad(spectrum, jit=False)(x), rtol=1e-12)
+    with pytest.raises(NotImplementedError, match="first derivatives only.*jit=False"):
+        dualad.hessian(spectrum)(x)
+    with pytest.raises(np.linalg.LinAlgError, match="repeated eigenvalues"):
+        dualad.grad(spectrum)(np.array([1.0, 0.0, 0.0]))  # diag(2, 0, 0): 0 twice
+    with pytest.raises(np.linalg.LinAlgError, match="repeated eigenvalues"):
+        dualad.grad(spectrum, jit=False)(np.array([1.0, 0.0, 0.0]))
