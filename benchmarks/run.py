@@ -10,11 +10,12 @@ import accuracy  # noqa: E402
 import checkpoint  # noqa: E402
 import compiled  # noqa: E402
 import first_use  # noqa: E402
+import linalg  # noqa: E402
 import modes  # noqa: E402
 import peers  # noqa: E402
 import python_path  # noqa: E402
 
-BENCHMARKS = [python_path, compiled, modes, checkpoint, peers, accuracy, first_use]
+BENCHMARKS = [python_path, compiled, linalg, modes, checkpoint, peers, accuracy, first_use]
 
 
 def main(argv=None):

@@ -293,7 +293,7 @@ def svd_jvp(a, full_matrices, compute_uv, hermitian, da, *_):
     return y, (du, ds, _mT(dv, 1))
 
 
-@jvp(np.linalg.svd)
+@jvp(np.linalg.svd, compiled=True, note="compiled: full_matrices=False (or square), first derivatives only (jit=False for second order)")
 def _svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     a = stack_lists(a)
     if hermitian:
@@ -346,7 +346,7 @@ def qr_jvp(a, mode, da, _):
     return y, (dr if mode == "r" else (dq, dr))
 
 
-@jvp(np.linalg.qr)
+@jvp(np.linalg.qr, compiled=True, note="compiled: mode 'reduced', first derivatives only (jit=False for second order)")
 def _qr(a, mode="reduced"):
     a = stack_lists(a)
     m, n = np.shape(a)[-2:]
@@ -395,7 +395,7 @@ def pinv_jvp(a, rcond, hermitian, da, *_):
     return p, _pinv_derivative(a, p, da)
 
 
-@jvp(np.linalg.pinv)
+@jvp(np.linalg.pinv, compiled=True, note="compiled: rcond only (not rtol or hermitian)")
 def _pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue):
     a = stack_lists(a)
     if rcond is None:  # NumPy's defaults, as one positional rcond

@@ -167,12 +167,12 @@ def array_split(ary, indices_or_sections, axis=0):
     return _split(ary, indices_or_sections, axis)
 
 
-@composition(np.hsplit)
+@composition(np.hsplit, compiled=True)
 def hsplit(ary, indices_or_sections):
     return _split(ary, indices_or_sections, 1 if np.ndim(ary) > 1 else 0, equal=True)
 
 
-@composition(np.vsplit)
+@composition(np.vsplit, compiled=True)
 def vsplit(ary, indices_or_sections):
     if np.ndim(ary) < 2:
         raise ValueError("vsplit only works on arrays of 2 or more dimensions")

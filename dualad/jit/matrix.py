@@ -5,7 +5,7 @@
     M[i], M[i, a:b], M[a:b, j], M[a:b, c:d]  # views (rows and columns are 1-D arrays of duals)
     M[i, j] = dual or number; M[i] = row; M[i, :] = row; M[:, j] = column
     len(M), M.shape, M.size, M.ndim, M.dtype, M.T, np.transpose(M), M.copy(), np.copy(M)
-    flat(M)                                  # C-order copy as a 1-D array of duals
+    flat(M)                                  # C order as a 1-D array of duals (a view if it can be)
     M op N, M op v, M op c, f(M)             # every rule; v (length k) broadcast over rows
     M < N, ...                               # comparisons by value, a boolean array
 
@@ -17,12 +17,14 @@ import operator
 
 import numpy as np
 from numba.core import types
+from numpy.lib.stride_tricks import as_strided
 from numba.core.errors import TypingError
 
 from ..primitives import subscribe
 from ..rules import RULES
 from .cache import overload, overload_attribute, overload_method, register_jitable
-from .overloads import ARRAYS, DUALS, RULE_JIT, SCALARS, entry_points, new_array, one_element_type
+from .overloads import (ARRAYS, DUALS, IN_PLACE, RULE_JIT, SCALARS, entry_points, in_place_target,
+                        new_array, one_element_type, snapshot)
 from .protocol import checked_index
 from .types import (NUMBER, DualMatrixType, compiled_only, element_of, load_entry,
                     make_dual_array, make_dual_matrix, store_element, store_entry)
@@ -53,9 +55,17 @@ flat = compiled_only("matrix", "flat")  # (M): M's entries in C order, a 1-D arr
 
 @overload(flat)
 def _flat(a):
+    """A view where M's rows lie one after another at a common stride (as NumPy's ravel and
+    reshape: a write through it reaches M), else a copy."""
     if isinstance(a, DualMatrixType):
         def c_order(a):
             rows, cols = a.values.shape
+            (s0, s1), (c0, c1, c2) = a.values.strides, a.components.strides
+            if rows <= 1 or cols <= 1 or (s0 == cols * s1 and c0 == cols * c1):
+                step, row = (s1, c1) if cols > 1 or rows <= 1 else (s0, c0)
+                return make_dual_array(as_strided(a.values, shape=(rows * cols,), strides=(step,)),
+                                       as_strided(a.components, shape=(rows * cols, a.components.shape[2]),
+                                                  strides=(row, c2)), a)
             out = new_array(a, rows * cols)
             for i in range(rows):
                 for j in range(cols):
@@ -98,7 +108,7 @@ overload(np.copy)(lambda a: (lambda a: _copied(a)) if isinstance(a, DualMatrixTy
 overload_method(DualMatrixType, "copy")(lambda a: lambda a: _copied(a))
 overload(np.ravel)(lambda a: (lambda a: flat(a)) if isinstance(a, DualMatrixType) else None)
 overload_method(DualMatrixType, "ravel")(lambda a: lambda a: flat(a))
-overload_method(DualMatrixType, "flatten")(lambda a: lambda a: flat(a))
+overload_method(DualMatrixType, "flatten")(lambda a: lambda a: np.copy(flat(a)))  # always a copy
 
 
 def _is_int(t):
@@ -190,9 +200,10 @@ def _fill_block(block, item):
         rows, cols = block.values.shape
         if _broadcast(shape(item), (rows, cols)) != (rows, cols):
             raise ValueError("could not broadcast the assigned array into the block")
+        source = snapshot(item)  # it may overlap the block (m[1:] = m[:-1]): read it first
         for i in range(rows):
             for j in range(cols):
-                block[i, j] = get(item, i, j)
+                block[i, j] = get(source, i, j)
     return fill
 
 
@@ -237,6 +248,11 @@ def matrix_elementwise(entry, arity):
     def choose(*arg_types):
         if not _meets_matrix(arg_types):
             return None
+        if entry in IN_PLACE and isinstance(arg_types[0], types.Array):
+            return None  # x op= duals into a float x: numpy_overloads' error
+        if entry in IN_PLACE and isinstance(arg_types[0], ARRAYS):
+            raise TypingError(f"{name}: non-broadcastable output operand (a 1-D array cannot "
+                              "take a 2-D result in place)")
         for t in arg_types:
             if not (isinstance(t, NUMBER + DUALS + (DualMatrixType,)) or
                     (isinstance(t, types.Array) and t.ndim in (1, 2) and isinstance(t.dtype, NUMBER))):
@@ -256,6 +272,17 @@ def matrix_elementwise(entry, arity):
             return unary
         (get_a, shape_a), (get_b, shape_b) = _access(arg_types[0]), _access(arg_types[1])
         pick_like = _first if like_position == 0 else _second
+        if in_place_target(entry, arg_types[0]):
+            def into_first(a, b):
+                rows, cols = a.shape
+                if _broadcast(a.shape, shape_b(b)) != (rows, cols):
+                    raise ValueError("non-broadcastable output operand")
+                source = snapshot(b)
+                for i in range(rows):
+                    for j in range(cols):
+                        store_entry(a, i, j, entry(load_entry(a, i, j), get_b(source, i, j)))
+                return a
+            return into_first
 
         def binary(a, b):
             rows, cols = _broadcast(shape_a(a), shape_b(b))

@@ -1,23 +1,24 @@
 """numpy.linalg on 2-D arrays of duals: det, slogdet, inv, solve, cholesky, matrix_power, eigh,
-eigvalsh, norm.
+eigvalsh, qr, svd, pinv, norm.
 
-Each is its textbook algorithm run on the duals themselves (LU with partial pivoting by
-value, as LAPACK's getrf; Cholesky–Banachiewicz), so one implementation differentiates in
-every compiled mode: forward, reverse (the tape records the algorithm), hyper-dual second
-order and sparsity tracing. Where the matrix is smooth in its entries the algorithm's
-derivative is the function's (pivoting only permutes rows). Conventions as the registry's
-(functions/linalg.py):
+Most are their textbook algorithm run on the duals themselves (LU with partial pivoting by
+value, as LAPACK's getrf; Cholesky–Banachiewicz; pinv by the normal equations), so one
+implementation differentiates in every compiled mode: forward, reverse (the tape records
+the algorithm), hyper-dual second order and sparsity tracing. Where the matrix is smooth in
+its entries the algorithm's derivative is the function's (pivoting only permutes rows).
+Conventions as the registry's (functions/linalg.py):
   * inv/solve/slogdet of a singular matrix (a zero pivot): numpy.linalg.LinAlgError, as the
     values raise (slogdet: log|det| = -inf). det is differentiable there (its derivative is
     the adjugate): a division-free algorithm (Samuelson–Berkowitz) takes over at a zero pivot.
   * cholesky reads the lower triangle, so its derivative is that of the symmetric matrix
     built from it; a matrix that is not positive definite is a LinAlgError.
-  * eigh, eigvalsh: NumPy's eigenvalues and eigenvectors (LAPACK on the values), their
-    derivatives by eigh_jvp's formulas written on the duals (C = Vᵀ A_s V); exact at first
-    order, so hyper-duals and forward-over-reverse raise an error naming jit=False. Repeated
-    eigenvalues (GAP_RTOL) are a LinAlgError, as on the Python path.
-  * norm of a matrix: 'fro' (default), 1, -1, inf, -inf; 2, -2 and 'nuc' need singular
-    values, which are not compiled (jit=False).
+  * eigh, eigvalsh, qr, svd (thin): NumPy's factors (LAPACK on the values), their derivatives by the
+    registry's JVP formulas written on the duals (eigh: C = Vᵀ A_s V); exact at first order,
+    so hyper-duals and forward-over-reverse raise an error naming jit=False. Repeated
+    eigenvalues or singular values, zero singular values and dependent leading columns
+    (GAP_RTOL) are a LinAlgError, as on the Python path.
+  * norm of a matrix: 'fro' (default), 1, -1, inf, -inf; 2, -2 and 'nuc' by the singular
+    values (first order).
 """
 
 import numpy as np
@@ -29,8 +30,8 @@ from .matrix import new_matrix
 from ..functions.linalg import GAP_RTOL
 from .numpy_overloads import cannot, dualad_templates_first, is_none, primal, with_value
 from .overloads import ARRAYS, new_array, one_element_type
-from .types import (ActiveType, DualMatrixType, HyperDualType, element_of, load_entry, store_element,
-                    store_entry, zero_element)
+from .types import (ActiveType, DualMatrixType, HyperDualType, compiled_only, element_of, load_entry,
+                    store_element, store_entry, zero_element)
 
 LinAlgError = np.linalg.LinAlgError
 
@@ -63,7 +64,7 @@ def lu_factor(a):
             size = abs(primal(load_entry(lu, i, k)))
             if size > best:
                 p, best = i, size
-        if best == 0.0 or np.isnan(best):
+        if best == 0.0:  # (a nan column goes on: nan spreads as in LAPACK)
             singular = True
             continue
         if p != k:
@@ -79,7 +80,25 @@ def lu_factor(a):
             store_entry(lu, i, k, factor)
             for j in range(k + 1, n):
                 store_entry(lu, i, j, load_entry(lu, i, j) - factor * load_entry(lu, k, j))
+    # singular as NumPy finds it too: LAPACK's own pivots of the values (its rounding can
+    # make a pivot exactly 0 where this elimination's does not, and the reverse)
+    # (numba's LAPACK refuses non-finite values: there the results are nan anyway, see finite)
+    if not singular and np.all(np.isfinite(a.values)):
+        singular = np.linalg.slogdet(np.ascontiguousarray(a.values))[0] == 0.0
     return lu, perm, sign, singular
+
+
+finite = compiled_only("numpy_linalg", "finite")  # (a): whether every entry's value is finite
+
+
+@overload(finite)
+def _finite(a):
+    """Where an entry is not finite, NumPy's values are nan or inf and the Python path's
+    derivatives (formulas through inv(A)) nan throughout, while the elimination here keeps
+    finite partials for the entries nan never meets: the results are multiplied by nan."""
+    if isinstance(a, DualMatrixType):
+        return lambda a: np.all(np.isfinite(a.values))
+    return lambda a: np.all(np.isfinite(a))
 
 
 @register_jitable
@@ -151,12 +170,12 @@ def _det(a):
 
     def det(a):
         lu, perm, sign, singular = lu_factor(a)
-        if singular:  # LU's derivative divides by the zero pivot; det's is the adjugate
+        if singular and finite(a):  # LU's derivative divides by the zero pivot; det's is the adjugate
             return division_free_det(a)
         out = zero_element(a) + sign
         for k in range(len(perm)):
             out = out * load_entry(lu, k, k)
-        return out
+        return out if finite(a) else out * np.nan
     return det
 
 
@@ -177,7 +196,7 @@ def _slogdet(a):
             if primal(pivot) < 0:
                 sign = -sign
             log_abs = log_abs + np.log(abs(pivot))
-        return sign, log_abs
+        return sign, (log_abs if finite(a) else log_abs * np.nan)
     return slogdet
 
 
@@ -199,7 +218,7 @@ def _inv(a):
             column = _lu_solve(lu, perm, unit)
             for i in range(n):
                 store_entry(out, i, j, column[i])
-        return out
+        return out if finite(a) else out * np.nan
     return inv
 
 
@@ -220,19 +239,27 @@ def _solve(a, b):
     if is_vector_b:
         def vector(a, b):
             lu, perm = _factor_for(start(a, b), b)
-            return _lu_solve(lu, perm, b)
+            x = _lu_solve(lu, perm, b)
+            return x if finite(a) else x * np.nan
         return vector
 
     def columns(a, b):
         lu, perm = _factor_for(start(a, b), b)
-        n, k = b.shape
-        out = new_matrix(lu, n, k)
-        for j in range(k):
-            column = _lu_solve(lu, perm, b[:, j])
-            for i in range(n):
-                store_entry(out, i, j, column[i])
-        return out
+        if not finite(a):
+            return _solved_columns(lu, perm, b) * np.nan
+        return _solved_columns(lu, perm, b)
     return columns
+
+
+@register_jitable
+def _solved_columns(lu, perm, b):
+    n, k = b.shape
+    out = new_matrix(lu, n, k)
+    for j in range(k):
+        column = _lu_solve(lu, perm, b[:, j])
+        for i in range(n):
+            store_entry(out, i, j, column[i])
+    return out
 
 
 _itself = register_jitable(lambda a, b: a)
@@ -328,9 +355,9 @@ def _matrix_power(a, n):
 
 # ---- the symmetric eigenproblem, to first order ----------------------------------------------------
 def _first_order(element, name):
-    """eigh's derivative below is exact at first order only: `cannot` for hyper-duals and the
-    tape in Duals (forward-over-reverse), whose second derivatives it would get wrong."""
-    if isinstance(element, HyperDualType) or (isinstance(element, ActiveType) and element.width):
+    """eigh's (qr's, svd's) derivative is exact at first order only: `cannot` for hyper-duals
+    and the tape in Duals (forward-over-reverse), whose second derivatives it would get wrong."""
+    if _second_order(element):
         cannot(f"numpy.linalg.{name} in compiled code has first derivatives only (its second "
                "derivatives are the Python path's): differentiate it once here, or pass jit=False "
                "for Hessians and hvp")
@@ -377,6 +404,15 @@ def _eigen(a, lower, name):
     return w, v, v.T @ (s @ v)
 
 
+@register_jitable
+def _is_lower(UPLO):  # noqa: N803  (NumPy's name)
+    """NumPy's reading of UPLO: 'L' or 'U' in either case."""
+    side = UPLO.upper()
+    if side != "L" and side != "U":
+        raise ValueError("UPLO argument must be 'L' or 'U'")
+    return side == "L"
+
+
 @overload(np.linalg.eigvalsh)
 def _eigvalsh(a, UPLO="L"):  # noqa: N803
     if not isinstance(a, DualMatrixType):
@@ -384,7 +420,7 @@ def _eigvalsh(a, UPLO="L"):  # noqa: N803
     _first_order(a.element, "eigvalsh")
 
     def eigvalsh(a, UPLO="L"):  # noqa: N803
-        w, v, c = _eigen(a, UPLO == "L", "numpy.linalg.eigvalsh")
+        w, v, c = _eigen(a, _is_lower(UPLO), "numpy.linalg.eigvalsh")
         out = new_array(a, len(w))
         for i in range(len(w)):
             store_element(out, i, with_value(load_entry(c, i, i), w[i]))
@@ -399,7 +435,7 @@ def _eigh(a, UPLO="L"):  # noqa: N803
     _first_order(a.element, "eigh")
 
     def eigh(a, UPLO="L"):  # noqa: N803
-        w, v, c = _eigen(a, UPLO == "L", "numpy.linalg.eigh")
+        w, v, c = _eigen(a, _is_lower(UPLO), "numpy.linalg.eigh")
         n = len(w)
         values = new_array(a, n)
         vectors = new_matrix(a, n, n)
@@ -414,6 +450,161 @@ def _eigh(a, UPLO="L"):  # noqa: N803
                 store_entry(vectors, k, i, with_value(entry, v[k, i]))
         return values, vectors
     return eigh
+
+
+@overload(np.linalg.qr)
+def _qr(a):
+    """(Q, R), mode 'reduced': NumPy's factors (LAPACK on the values) and qr_jvp's formulas on
+    the duals: X = A₁ R₁⁻¹, C = QᵀX, Ω = tril(C, −1) − tril(C, −1)ᵀ, so that Q + Q(Ω − C) + X
+    and (C − Ω) R₁ have the values Q and R₁ and the tangents dQ and dR₁; for M < N,
+    R₂ = QᵀA₂ in duals. First order only; leading columns dependent: LinAlgError."""
+    if not isinstance(a, DualMatrixType):
+        return None
+    _first_order(a.element, "qr")
+
+    def qr(a):
+        m, n = a.shape
+        k = min(m, n)
+        q, r = np.linalg.qr(np.ascontiguousarray(a.values))
+        diagonal = np.abs(np.diag(r[:, :k]))
+        if k and np.any(diagonal <= GAP_RTOL * np.max(diagonal)):
+            raise LinAlgError(_DEPENDENT_COLUMNS)
+        x = a[:, :k] @ np.linalg.inv(np.ascontiguousarray(r[:, :k]))
+        c = q.T @ x
+        low = np.tril(c, -1)
+        omega = low - low.T
+        q_out = (q @ (omega - c) + x) + q
+        r_out = new_matrix(a, k, n)
+        r_1 = (c - omega) @ np.ascontiguousarray(r[:, :k])
+        for i in range(k):
+            for j in range(k):
+                store_entry(r_out, i, j, with_value(load_entry(r_1, i, j), r[i, j]) if j >= i
+                            else zero_element(a))
+        if n > m:
+            r_2 = q_out.T @ a[:, m:]
+            for i in range(k):
+                for j in range(m, n):
+                    store_entry(r_out, i, j, with_value(load_entry(r_2, i, j - m), r[i, j]))
+        for i in range(m):
+            for j in range(k):
+                store_entry(q_out, i, j, with_value(load_entry(q_out, i, j), q[i, j]))
+        return q_out, r_out
+    return qr
+
+
+@register_jitable
+def _singular_triple(a):
+    """(U, s, Vᵀ) of NumPy's thin SVD of a's values, checked as functions/linalg: distinct and
+    nonzero singular values (GAP_RTOL of the largest)."""
+    u, s, vt = np.linalg.svd(np.ascontiguousarray(a.values), full_matrices=False)
+    if len(s):
+        tol = GAP_RTOL * np.max(s)
+        for i in range(len(s)):
+            if s[i] <= tol or (i + 1 < len(s) and s[i] - s[i + 1] <= tol):
+                raise LinAlgError(_SINGULAR_VALUES)
+    return u, s, vt
+
+
+@register_jitable
+def singular_values(a):
+    """The singular values in duals: diag(Uᵀ A V) (ds_i = u_iᵀ dA v_i), NumPy's values."""
+    u, s, vt = _singular_triple(a)
+    p = u.T @ (a @ vt.T)
+    out = new_array(a, len(s))
+    for i in range(len(s)):
+        store_element(out, i, with_value(load_entry(p, i, i), s[i]))
+    return out
+
+
+@overload(np.linalg.svd)
+def _svd(a, full_matrices=True):
+    """(U, s, Vᵀ), thin: svd_jvp's formulas on the duals with P = Uᵀ A V (value S):
+    U + U(F ∘ (P S + S Pᵀ)) [+ (A V − U P) S⁻¹ when tall], V likewise with Pᵀ, F_ij =
+    1/(s_j² − s_i²) off the diagonal; the values NumPy's. First order only."""
+    if not isinstance(a, DualMatrixType):
+        return None
+    _first_order(a.element, "svd")
+
+    def svd(a, full_matrices=True):
+        m, n = a.shape
+        if full_matrices and m != n:
+            raise ValueError("numpy.linalg.svd with full_matrices=True of a non-square matrix: the "
+                             "extra singular vectors have no derivative; pass full_matrices=False")
+        u, s, vt = _singular_triple(a)
+        k = len(s)
+        v = np.ascontiguousarray(vt.T)
+        av = a @ v
+        p = u.T @ av
+        zero = zero_element(a)
+        mixed_u = new_matrix(a, k, k)
+        mixed_v = new_matrix(a, k, k)
+        for i in range(k):
+            for j in range(k):
+                if i == j:
+                    store_entry(mixed_u, i, j, zero)
+                    store_entry(mixed_v, i, j, zero)
+                else:
+                    f = 1.0 / (s[j] * s[j] - s[i] * s[i])
+                    store_entry(mixed_u, i, j, f * (load_entry(p, i, j) * s[j] + s[i] * load_entry(p, j, i)))
+                    store_entry(mixed_v, i, j, f * (s[i] * load_entry(p, i, j) + load_entry(p, j, i) * s[j]))
+        u_out = u @ mixed_u + u
+        v_out = v @ mixed_v + v
+        if m > k:  # the part of dU outside span(U)
+            u_out = u_out + (av - u @ p) / s
+        if n > k:
+            v_out = v_out + ((a.T @ u) - v @ p.T) / s
+        values = new_array(a, k)
+        for i in range(k):
+            store_element(values, i, with_value(load_entry(p, i, i), s[i]))
+        for i in range(m):
+            for j in range(k):
+                store_entry(u_out, i, j, with_value(load_entry(u_out, i, j), u[i, j]))
+        for i in range(n):
+            for j in range(k):
+                store_entry(v_out, i, j, with_value(load_entry(v_out, i, j), v[i, j]))
+        return u_out, values, v_out.T
+    return svd
+
+
+_SINGULAR_VALUES = (f"numpy.linalg.svd: repeated or zero singular values (within {GAP_RTOL:g} of the "
+                    "largest); there the individual singular values and their vectors have no "
+                    "derivative. (numpy.linalg.norm with ord=2, -2 or 'nuc' uses numpy.linalg.svd "
+                    "too.) Differentiate np.sum(a * a) for the sum of squared singular values, or "
+                    "perturb the matrix so that its singular values separate and are not 0.")
+
+
+@overload(np.linalg.pinv)
+def _pinv(a, rcond=1e-15):
+    """A⁺ at full rank (functions/linalg.pinv_jvp's convention, rank by NumPy's rcond cutoff)
+    from the normal equations run on the duals, (AᵀA)⁻¹Aᵀ (tall) or Aᵀ(AAᵀ)⁻¹ (wide), so every
+    order differentiates; NumPy's values (SVD-based)."""
+    if not isinstance(a, DualMatrixType):
+        return None
+
+    def pinv(a, rcond=1e-15):
+        m, n = a.shape
+        values = np.ascontiguousarray(a.values)
+        s = np.linalg.svd(values, full_matrices=False)[1]
+        if len(s) and np.sum(s > rcond * np.max(s)) < min(m, n):
+            raise LinAlgError(_RANK_DEFICIENT)
+        out = np.linalg.solve(a.T @ a, a.T) if m >= n else np.linalg.solve(a @ a.T, a).T
+        exact = np.linalg.pinv(values, rcond)
+        for i in range(n):
+            for j in range(m):
+                store_entry(out, i, j, with_value(load_entry(out, i, j), exact[i, j]))
+        return out
+    return pinv
+
+
+_RANK_DEFICIENT = ("numpy.linalg.pinv: the matrix has rank < min(M, N) (singular values at most "
+                   "rcond times the largest count as 0); the pseudo-inverse jumps where the rank "
+                   "changes, and dualad differentiates it at full rank only: remove dependent "
+                   "rows/columns or regularise (ridge)")
+
+
+_DEPENDENT_COLUMNS = (f"numpy.linalg.qr: the leading min(M, N) columns are linearly dependent (a "
+                      f"diagonal entry of R is at most {GAP_RTOL:g} times the largest), where Q has "
+                      "no derivative; remove the dependent columns or regularise the matrix")
 
 
 # ---- norms of matrices --------------------------------------------------------------------------
@@ -432,14 +623,18 @@ def _largest_line_sum(a, by_columns, largest):
 
 
 def _matrix_norm(x, ord):  # noqa: A002  (NumPy's name)
+    # ord 2, -2, 'nuc' take singular values, compiled to first order: hyper-duals get the
+    # error of by_singular_values at run time for these orders only
+    spectral = _by_singular_values if not _second_order(x.element) else _no_singular_values
     if is_none(ord):
         return lambda x, ord=None: _frobenius(x)
     if isinstance(ord, types.UnicodeType) or isinstance(ord, types.StringLiteral):
         def by_name(x, ord=None):
             if ord == "fro" or ord == "f":
                 return _frobenius(x)
-            raise ValueError("numpy.linalg.norm of a 2-D array of duals in compiled code: ord "
-                             "'nuc' needs singular values, which are not compiled; pass jit=False")
+            if ord == "nuc":
+                return spectral(x, 0)
+            raise ValueError("Invalid norm order for matrices.")
         return by_name
     if isinstance(ord, (types.Integer, types.Float)):
         def by_order(x, ord=None):
@@ -447,11 +642,30 @@ def _matrix_norm(x, ord):  # noqa: A002  (NumPy's name)
                 return _largest_line_sum(x, True, ord == 1)
             if ord == np.inf or ord == -np.inf:
                 return _largest_line_sum(x, False, ord == np.inf)
-            raise ValueError("numpy.linalg.norm of a 2-D array of duals in compiled code takes ord "
-                             "None, 'fro', 1, -1, inf or -inf (2 and -2 need singular values, which "
-                             "are not compiled; pass jit=False)")
+            if ord == 2 or ord == -2:
+                return spectral(x, ord)
+            raise ValueError("Invalid norm order for matrices.")
         return by_order
     raise TypingError(f"numpy.linalg.norm of a matrix of duals takes ord None, 'fro' or a number, not {ord}")
+
+
+def _second_order(element):
+    return isinstance(element, HyperDualType) or (isinstance(element, ActiveType) and element.width)
+
+
+@register_jitable
+def _by_singular_values(x, which):
+    """functions/linalg.norm: max (2), min (-2) or sum (0: 'nuc') of the singular values."""
+    s = singular_values(x)
+    return np.max(s) if which == 2 else (np.min(s) if which == -2 else np.sum(s))
+
+
+@register_jitable
+def _no_singular_values(x, which):
+    if which == which:  # always; numba would drop a return after a bare raise (the type)
+        raise ValueError("numpy.linalg.norm with ord 2, -2 or 'nuc' in compiled code has first "
+                         "derivatives only (singular values): pass jit=False for Hessians and hvp")
+    return _frobenius(x)
 
 
 @register_jitable
@@ -468,5 +682,6 @@ def _norm(x, ord=None):  # noqa: A002
 
 
 dualad_templates_first((np.linalg.det, np.linalg.slogdet, np.linalg.inv, np.linalg.solve,
-                        np.linalg.cholesky, np.linalg.matrix_power, np.linalg.eigh,
+                        np.linalg.cholesky, np.linalg.matrix_power, np.linalg.eigh, np.linalg.qr,
+                        np.linalg.svd, np.linalg.pinv,
                         np.linalg.eigvalsh, np.linalg.norm))

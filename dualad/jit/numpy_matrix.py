@@ -19,14 +19,17 @@ import operator
 
 import numpy as np
 from numba import literal_unroll
+from numpy.lib.stride_tricks import as_strided
 from numba.core import types
 from numba.core.errors import TypingError
 
 from .cache import overload, overload_method, register_jitable
 from .matrix import flat, is_float_matrix, new_matrix
+from .protocol import as_dual_array
 from .numpy_overloads import cannot, dualad_templates_first, is_none, is_vector
 from .overloads import ARRAYS, DUALS, new_array, one_element_type
-from .types import DualMatrixType, compiled_only, element_of, load_entry, store_element, store_entry, zero_element
+from .types import (DualMatrixType, compiled_only, element_of, load_entry, make_dual_matrix, store_element,
+                    store_entry, zero_element)
 
 MATRICES = (DualMatrixType,)
 
@@ -242,37 +245,27 @@ def _diagflat(v, k=0):
 
 
 # ---- flips, rotations, added axes: views and copies of the entries ----------------------------------
-@register_jitable
-def _flipped(m, rows, cols):
-    """m with its rows (and/or columns) in reverse order: a copy."""
-    r, c = m.shape
-    out = new_matrix(m, r, c)
-    for i in range(r):
-        for j in range(c):
-            store_entry(out, i, j, load_entry(m, r - 1 - i if rows else i, c - 1 - j if cols else j))
-    return out
-
-
-overload(np.flipud)(lambda m: (lambda m: _flipped(m, True, False)) if isinstance(m, MATRICES) else None)
-overload(np.fliplr)(lambda m: (lambda m: _flipped(m, False, True)) if isinstance(m, MATRICES) else None)
-overload(np.flip)(lambda m: (lambda m: _flipped(m, True, True)) if isinstance(m, MATRICES) else None)
+# views, as NumPy's: a write through them reaches m
+overload(np.flipud)(lambda m: (lambda m: m[::-1]) if isinstance(m, MATRICES) else None)
+overload(np.fliplr)(lambda m: (lambda m: m[:, ::-1]) if isinstance(m, MATRICES) else None)
+overload(np.flip)(lambda m: (lambda m: m[::-1, ::-1]) if isinstance(m, MATRICES) else None)
 
 
 @overload(np.rot90)
 def _rot90(m, k=1):
-    """Counter-clockwise by 90° k times: NumPy's flips and transposes."""
+    """Counter-clockwise by 90° k times: NumPy's flips and transposes (a view)."""
     if not isinstance(m, MATRICES):
         return None
 
     def rot90(m, k=1):
         turns = k % 4
         if turns == 0:
-            return _flipped(m, False, False)
+            return m[:, :]
         if turns == 1:
-            return _flipped(m, False, True).T
+            return m[:, ::-1].T
         if turns == 2:
-            return _flipped(m, True, True)
-        return _flipped(m.T, False, True)
+            return m[::-1, ::-1]
+        return m.T[:, ::-1]
     return rot90
 
 
@@ -503,7 +496,8 @@ def reshape_dual(a, shape):
 
 @register_jitable
 def _to_matrix(v, shape):
-    """A 1-D array of duals as an m × k matrix (one of them may be -1), C order."""
+    """A 1-D array of duals as an m × k matrix (one of them may be -1), C order: a view of
+    v's memory (any 1-D stride views as (m, k)), as NumPy's reshape of a vector."""
     m, k = shape
     size = len(v)
     if m == -1 and k > 0:
@@ -512,11 +506,13 @@ def _to_matrix(v, shape):
         k = size // m
     if m * k != size or m < 0 or k < 0:
         raise ValueError("cannot reshape an array of duals into this shape")
-    out = new_matrix(v, m, k)
-    for i in range(m):
-        for j in range(k):
-            store_entry(out, i, j, v[i * k + j])
-    return out
+    a = as_dual_array(v)  # an input's seed: its own copy (f never writes into its argument)
+    step = a.values.strides[0]
+    row, column = a.components.strides
+    values = as_strided(a.values, shape=(m, k), strides=(k * step, step))
+    components = as_strided(a.components, shape=(m, k, a.components.shape[1]),
+                            strides=(k * row, row, column))
+    return make_dual_matrix(values, components, a)
 
 
 # ---- covariance and correlation ---------------------------------------------------------------------

@@ -24,8 +24,8 @@ from .cache import overload, register_jitable
 from .overloads import (ARRAYS, DUALS, RULE_JIT, SCALARS, element_or_whole, entry_points,
                         first_of, new_array, one_element_type, second_of)
 from .protocol import as_dual_array, scalar_pair, sequence_of
-from .types import (NUMBER, DualArrayType, TracerType, compiled_only, element_of, make_dual_array,
-                    store_element, zero_element)
+from .types import (NUMBER, DualArrayType, DualMatrixType, TracerType, compiled_only, element_of,
+                    make_dual_array, store_element, zero_element)
 
 
 def cannot(message):
@@ -441,15 +441,23 @@ def _array_with_scalar(entry, rule):
 
 def _into_float_array(symbol):
     """`x op= dual` for a float array x: refused, as on the Python path (x cannot hold duals,
-    and rebinding x to a new array would leave its other names with the old values). Here
-    `cannot` matters most: numba's own in-place template, tried after a TypingError, fails
-    on a dual with an AttributeError of its own."""
+    and rebinding x to a new array would leave its other names with the old values). It
+    types, and raises when it runs: an x that f allocates and stores a dual into elsewhere
+    is promoted to an array of duals when the typing fails there (promote.py), and then the
+    in-place operator writes into it; a typing error here would stop f's typing before that
+    (numba's own in-place template, tried after a TypingError, fails on a dual with an
+    AttributeError of its own)."""
     def choose(a, b):
-        if isinstance(a, types.Array) and isinstance(b, DUALS):
-            cannot(
-                f"x {symbol}= dual with x a float array ({a}) would write duals into x in place, "
-                f"and a float array cannot hold them: write x = x {symbol} dual (a new array of "
-                "duals)")
+        if isinstance(a, types.Array) and isinstance(b, DUALS + (DualMatrixType,)):
+            message = (f"x {symbol}= dual with x a float array ({a}) would write duals into x in "
+                       f"place, and a float array cannot hold them: write x = x {symbol} dual (a "
+                       "new array of duals), or allocate x in f and store a dual into it")
+
+            def refuse(a, b):
+                if a.size >= 0:  # always; numba would drop a return after a bare raise
+                    raise ValueError(message)
+                return a  # the type of x op= y
+            return refuse
         return None
     return choose
 

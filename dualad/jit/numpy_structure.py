@@ -1,10 +1,11 @@
 """Array structure on 1-D arrays of compiled duals, and the ndarray methods.
 
 Structure: copy, ravel, reshape and atleast_1d (to 1-D), flip, take, take_along_axis,
-repeat, tile, append, insert, delete, split and array_split (lists of views), select,
-hstack, cross (3-vectors), inner and vdot (np.dot of vectors): each output entry is an
-operand entry, or the product rule; round (derivative 0). Value-only functions (argmax,
-argsort, searchsorted, isclose, isreal, shape, ...) run on the values.
+repeat, tile, append, insert, delete, split, array_split, hsplit and vsplit (lists of views,
+of matrices too), select, hstack, cross (3-vectors), inner and vdot (np.dot of vectors):
+each output entry is an operand entry, or the product rule; round (derivative 0).
+Value-only functions (argmax, argsort, searchsorted, isclose, isreal, shape, ...) run on
+the values.
 
 Methods: ``x.sum()`` and the rest are the NumPy functions (METHODS), so a method is never a
 second implementation.
@@ -74,14 +75,9 @@ overload_method(DualMatrixType, "reshape")(lambda a, shape: lambda a, shape: res
 
 @overload(np.flip)
 def _flip(m):
+    """A view, as NumPy's (a write through it reaches m)."""
     if isinstance(m, ARRAYS):
-        def flip(m):
-            n = len(m)
-            out = new_array(m, n)
-            for i in range(n):
-                store_element(out, i, m[n - 1 - i])
-            return out
-        return flip
+        return lambda m: m[::-1]
     return None
 
 
@@ -289,6 +285,8 @@ def _insert(arr, obj, values):
         raise TypingError(f"np.insert of duals takes an integer or a 1-D integer array as obj, not {obj}")
 
     def at_many(arr, obj, values):
+        if len(obj) == 1:  # NumPy: one index takes all of values there
+            return np.insert(arr, obj[0], values)
         n, k = len(arr), len(obj)
         if size(values) != 1 and size(values) != k:
             raise ValueError("np.insert: values must be one value or one per index")
@@ -316,38 +314,37 @@ def _insert(arr, obj, values):
     return at_many
 
 
-def _splitting(equal):
-    """np.split (equal sections) and np.array_split: the pieces of a 1-D array as views,
-    bounded as NumPy's own split of the positions."""
-    def choose(ary, indices_or_sections):
-        if not isinstance(ary, ARRAYS):
-            return None
-        if isinstance(indices_or_sections, types.Integer):
-            def sections(ary, indices_or_sections):
-                n, count = len(ary), indices_or_sections
-                if count <= 0:
-                    raise ValueError("number sections must be larger than 0")
-                if equal and n % count:
-                    raise ValueError("array split does not result in an equal division")
-                each, extra = divmod(n, count)
-                starts = np.empty(count + 1, dtype=np.int64)
-                starts[0] = 0
-                for i in range(count):
-                    starts[i + 1] = starts[i] + each + (1 if i < extra else 0)
-                return _pieces(ary, starts)
-            return sections
+split_bounds = compiled_only("numpy_structure", "split_bounds")  # (n, indices_or_sections, equal)
 
-        def at_indices(ary, indices_or_sections):
-            n = len(ary)
-            bounds = np.empty(len(indices_or_sections) + 2, dtype=np.int64)
-            bounds[0], bounds[-1] = 0, n
-            for i in range(len(indices_or_sections)):
-                bounds[i + 1] = min(max(indices_or_sections[i] + (n if indices_or_sections[i] < 0 else 0), 0), n)
-            for i in range(1, len(bounds)):
-                bounds[i] = max(bounds[i], bounds[i - 1])
-            return _pieces(ary, bounds)
-        return at_indices
-    return choose
+
+@overload(split_bounds)
+def _split_bounds(n, indices_or_sections, equal):
+    """The pieces' bounds along an axis of length n, as NumPy's own split of the positions:
+    a number of sections (the first n % count one longer; equal: a ValueError unless they
+    divide n) or the split indices."""
+    if isinstance(indices_or_sections, types.Integer):
+        def sections(n, indices_or_sections, equal):
+            count = indices_or_sections
+            if count <= 0:
+                raise ValueError("number sections must be larger than 0")
+            if equal and n % count:
+                raise ValueError("array split does not result in an equal division")
+            each, extra = divmod(n, count)
+            bounds = np.empty(count + 1, dtype=np.int64)
+            bounds[0] = 0
+            for i in range(count):
+                bounds[i + 1] = bounds[i] + each + (1 if i < extra else 0)
+            return bounds
+        return sections
+
+    def at_indices(n, indices_or_sections, equal):
+        bounds = np.empty(len(indices_or_sections) + 2, dtype=np.int64)
+        bounds[0], bounds[-1] = 0, n
+        for i in range(len(indices_or_sections)):
+            index = indices_or_sections[i]
+            bounds[i + 1] = min(max(index + (n if index < 0 else 0), 0), n)
+        return bounds  # decreasing ones make empty pieces, as NumPy's slices
+    return at_indices
 
 
 @register_jitable
@@ -360,8 +357,33 @@ def _pieces(ary, bounds):
     return pieces
 
 
+@register_jitable
+def _column_pieces(ary, bounds):
+    pieces = [ary[:, bounds[0]:bounds[1]]]
+    for i in range(1, len(bounds) - 1):
+        pieces.append(ary[:, bounds[i]:bounds[i + 1]])
+    return pieces
+
+
+def _splitting(equal, matrix_columns=False, matrices_only=False):
+    """np.split/np.array_split (along the first axis), np.hsplit (a matrix's columns) and
+    np.vsplit (a matrix's rows): the pieces as views."""
+    def choose(ary, indices_or_sections):
+        if matrices_only and isinstance(ary, ARRAYS):
+            raise TypingError("vsplit only works on arrays of 2 or more dimensions")
+        if not isinstance(ary, ARRAYS + (DualMatrixType,)):
+            return None
+        if matrix_columns and isinstance(ary, DualMatrixType):
+            return lambda ary, indices_or_sections: _column_pieces(
+                ary, split_bounds(ary.shape[1], indices_or_sections, equal))
+        return lambda ary, indices_or_sections: _pieces(ary, split_bounds(len(ary), indices_or_sections, equal))
+    return choose
+
+
 overload(np.split)(_splitting(equal=True))
 overload(np.array_split)(_splitting(equal=False))
+overload(np.hsplit)(_splitting(equal=True, matrix_columns=True))
+overload(np.vsplit)(_splitting(equal=True, matrices_only=True))
 
 
 @overload(np.select)
@@ -484,7 +506,7 @@ for _array_type in ARRAYS:
     overload_attribute(_array_type, "T")(lambda a: lambda a: a)
 
 
-dualad_templates_first((np.insert, np.split, np.array_split, np.select))
+dualad_templates_first((np.insert, np.split, np.array_split, np.hsplit, np.vsplit, np.select))
 dualad_templates_first((np.copy, np.ravel, np.atleast_1d, np.reshape, np.flip, np.take, np.repeat,
                         np.tile, np.append, np.hstack, np.cross, np.inner, np.vdot, np.delete,
                         np.take_along_axis, np.round, np.around) +

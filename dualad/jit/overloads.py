@@ -28,9 +28,10 @@ from ..rules import RULES
 from . import cache, tracer
 from .active import constant, one_operand, two_operands
 from .cache import overload, register_jitable
-from .types import (ARRAYS, NUMBER, ActiveType, DualArrayType, DualMatrixType, DualType, HyperDualType, TracerType,
-                    element_of, make_dual, make_dual_array, make_hyper, make_hyper_sym,
-                    store_element)
+from .types import (ARRAYS, NUMBER, READ_ONLY_INPUT, ActiveArrayType, ActiveType, DualArrayType,
+                    DualMatrixType, DualType, HyperDualType, HyperSeedArrayType, SeedArrayType,
+                    TracerType, element_of, make_dual, make_dual_array, make_dual_matrix,
+                    make_hyper, make_hyper_sym, store_element)
 from .intrinsics import tuple_axpy, tuple_outer_axpy, tuple_scale, tuple_zero
 
 SCALARS = (DualType, HyperDualType, ActiveType)
@@ -371,14 +372,46 @@ def one_element_type(arg_types, what):
     return elements.pop()
 
 
+IN_PLACE = {getattr(operator, "i" + rule.operator) for rule in RULES.values()
+            if rule.arity == 2 and rule.operator and hasattr(operator, "i" + rule.operator)}
+
+
+def snapshot(b):
+    """b itself, or a copy where b is an array of duals (a view of the array an in-place
+    operation writes into, as in `y += y[::-1]`: NumPy reads the operand before writing)."""
+    raise TypeError("snapshot runs inside compiled code only")
+
+
+@overload(snapshot)
+def _snapshot(b):
+    if isinstance(b, DualArrayType):
+        return lambda b: make_dual_array(b.values.copy(), b.components.copy(), b)
+    if isinstance(b, DualMatrixType):
+        return lambda b: make_dual_matrix(b.values.copy(), b.components.copy(), b)
+    return lambda b: b
+
+
+def in_place_target(entry, target):
+    """Whether `entry` is an in-place operator (x += y) writing into target, an array of
+    duals; a TypingError for a differentiated input (kernels.seeded_caller then gives f a
+    copy of it, as for item assignment)."""
+    if entry not in IN_PLACE:
+        return False
+    if isinstance(target, (SeedArrayType, HyperSeedArrayType, ActiveArrayType)):
+        raise TypingError(READ_ONLY_INPUT)
+    return isinstance(target, (DualArrayType, DualMatrixType))
+
+
 def elementwise(entry, arity):
     """Overload `entry` for arrays of duals: call it on every element (1-D, equal lengths or
-    scalars broadcast)."""
+    scalars broadcast). An in-place operator writes into its first operand, as NumPy's."""
     name = getattr(entry, "__name__", entry)
 
     def choose(*arg_types):
         if not any(isinstance(t, ARRAYS) for t in arg_types):
             return None
+        if entry in IN_PLACE and isinstance(arg_types[0], types.Array):
+            return None  # x op= duals into a float x: numpy_overloads' error
         if not all(is_operand(t) for t in arg_types):
             raise TypingError(f"{name}: arrays of duals combine "
                               f"with 1-D float arrays, duals and numbers; got {arg_types}")
@@ -398,6 +431,16 @@ def elementwise(entry, arity):
             return unary
         (get_a, get_b), (size_a, size_b) = get, size
         pick_like = first_of if like == 0 else second_of
+        if in_place_target(entry, arg_types[0]):
+            def into_first(a, b):
+                m, lb = len(a), size_b(b)
+                if lb != -1 and lb != m:
+                    raise ValueError("operands could not be broadcast together (different lengths)")
+                source = snapshot(b)
+                for i in range(m):
+                    store_element(a, i, entry(a[i], get_b(source, i)))
+                return a
+            return into_first
 
         def binary(a, b):
             la, lb = size_a(a), size_b(b)

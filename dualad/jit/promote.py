@@ -33,7 +33,7 @@ from numba.core.typed_passes import NopythonTypeInference, type_inference_stage
 
 from .cache import overload
 from .overloads import DUALS
-from .types import DualArrayType, compiled_only, element_of, make_dual_array, make_dual_matrix
+from .types import DualArrayType, DualMatrixType, compiled_only, element_of, make_dual_array, make_dual_matrix
 
 __all__ = ["promoting", "promoted", "ALLOCATORS"]
 
@@ -118,7 +118,7 @@ def _rewrite(state):
             if not isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
                 continue
             target, value = typemap.get(stmt.target.name), typemap.get(stmt.value.name)
-            if not (isinstance(target, types.Array) and isinstance(value, DUALS)):
+            if not (isinstance(target, types.Array) and isinstance(value, DUALS + (DualMatrixType,))):
                 continue
             for call in _allocations(stmt.target, definitions, typemap, set()) or ():
                 allocation = assignments[id(call)]

@@ -17,7 +17,7 @@ from numba.core.errors import TypingError
 from .. import math as dual_math
 from .cache import overload, overload_attribute, register_jitable
 from .overloads import (ARRAYS, DUALS, SCALARS, by_value, element_or_whole, is_operand,
-                        length_of, new_array, no_length)
+                        length_of, new_array, no_length, snapshot)
 from .types import (NUMBER, READ_ONLY_INPUT, DualArrayType, HyperSeedArrayType, SeedArrayType, element_of,
                     load_element, make_dual, make_dual_array, make_hyper, make_hyper_seed_array,
                     make_hyper_sym, make_seed_array, store_element)
@@ -254,8 +254,9 @@ def _setitem(a, index, item):
             count = len(range(start, stop, step))
             if check(item) != -1 and check(item) != count:
                 raise ValueError("could not broadcast the assigned array into the slice")
+            source = snapshot(item)  # it may overlap the slice (y[1:] = y[:-1]): read it first
             for k in range(count):
-                a[start + k * step] = get(item, k)
+                a[start + k * step] = get(source, k)
         return store_slice
     if not isinstance(index, types.Integer):
         raise TypingError(f"assignment into an array of duals takes an integer or a slice, not {index}")

@@ -126,6 +126,7 @@ class DualArrayType(types.IterableType):
     """A 1-D array of duals of one element type (Dual or HyperDual): values (m,) and
     components (m, w), the element's tuples side by side (see `tuple_fields`)."""
 
+    mutable = True  # numba lowers x op= y on mutable types with the in-place operator
     def __init__(self, element):
         self.element = element
         self.width = element_width(element)
@@ -144,6 +145,8 @@ class DualMatrixType(types.Type):
     A type of its own, not a DualArray with ndim: every 1-D operation (written over ARRAYS)
     then refuses a matrix at typing time instead of indexing it as a vector. Row i is the
     DualArray view (values[i], components[i])."""
+
+    mutable = True
 
     def __init__(self, element):
         self.element = element

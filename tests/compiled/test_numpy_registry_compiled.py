@@ -84,6 +84,7 @@ def structure(x):
         np.round(x * 10.0) + x, np.around(x, 1) * x, np.insert(x, 1, 2.0), np.insert(x, -1, x[:2]),
         np.insert(x, IDX, x[0]), np.insert(W, 4, x[1]), np.insert(x, np.array([1, -1]), W[:2]),
         np.split(x, 2)[1], np.array_split(x, 3)[0], np.split(x, np.array([1, 3]))[1],
+        np.hsplit(x, 2)[0],
         np.select([x > 0.5, x < 0.1], [x * 2.0, x ** 2], 0.3),
         np.stack((np.inner(x, W), np.vdot(x, x), np.take(x, 1), np.round(x[0] * 3.0) * x[1]))))
 
@@ -116,7 +117,8 @@ def matrices(x):
         np.flipud(m)[0], np.fliplr(m)[1], np.flip(m)[2], np.rot90(m)[0], np.rot90(m, 2)[1],
         np.rot90(m, -1)[3], np.swapaxes(m, 0, 1)[0], np.atleast_2d(x)[0], np.atleast_2d(m)[1],
         np.expand_dims(x, 1)[:, 0], np.broadcast_to(x, (2, 4))[1], np.moveaxis(m, 0, 1)[0],
-        np.moveaxis(x, 0, -1),
+        np.moveaxis(x, 0, -1), np.hsplit(m, 2)[1].ravel(), np.vsplit(m, np.array([1]))[1].ravel(),
+        np.split(m, 2)[0][1],
         np.stack((np.trace(m), np.trace(m, 1), np.trace(m, 9), np.sum(m), m.sum(), np.mean(m),
                   np.max(m), m.min(), np.prod(m[:2, :2]), m[1, 2], m[-1, -1]))))
 
@@ -135,11 +137,17 @@ def linear_algebra(x):
         np.linalg.matrix_power(a, 5)[1], np.linalg.matrix_power(a, -3)[2],
         np.linalg.eigvalsh(a), np.linalg.eigvalsh(a, "U"), np.linalg.eigh(a)[0],
         np.abs(np.linalg.eigh(a)[1]).ravel(), np.abs(np.linalg.eigh(a, UPLO="U")[1][0]),
+        np.linalg.qr(a)[0].ravel(), np.linalg.qr(a)[1].ravel(), np.linalg.qr(a[:, :2])[0].ravel(),
+        np.linalg.qr(a[:2])[1].ravel(), np.linalg.svd(a)[1], np.abs(np.linalg.svd(a)[0]).ravel(),
+        np.abs(np.linalg.svd(a)[2]).ravel(), np.abs(np.linalg.svd(a[:, :3], full_matrices=False)[0]).ravel(),
+        np.abs(np.linalg.svd(a[:2], False)[2]).ravel(), np.linalg.svd(a[:2], False)[1],
+        np.linalg.pinv(a[:, :3]).ravel(), np.linalg.pinv(a[:2], 1e-10).ravel(), np.linalg.pinv(a)[0],
         np.cov(samples).ravel(), np.cov(x, x * x).ravel(), np.corrcoef(samples).ravel(),
         np.cov(samples, rowvar=False, ddof=0).ravel(), np.corrcoef(x, np.cos(x)).ravel(),
         np.stack((np.linalg.det(a), logdet * sign, np.linalg.norm(a), np.linalg.norm(a, "fro"),
                   np.linalg.norm(a, 1), np.linalg.norm(a, -1), np.linalg.norm(a, np.inf),
-                  np.linalg.norm(a, -np.inf), np.cov(x), np.corrcoef(x)))))
+                  np.linalg.norm(a, -np.inf), np.linalg.norm(a, 2), np.linalg.norm(a, -2),
+                  np.linalg.norm(a, "nuc"), np.cov(x), np.corrcoef(x)))))
 
 
 EXERCISED = {
@@ -162,10 +170,12 @@ EXERCISED = {
                 np.iscomplexobj},
     matrices: {np.outer, np.kron, np.diag, np.diagonal, np.tril, np.triu, np.trace, np.vstack,
                np.column_stack, np.transpose, np.diagflat, np.flipud, np.fliplr, np.rot90,
-               np.swapaxes, np.atleast_2d, np.expand_dims, np.broadcast_to, np.moveaxis},
+               np.swapaxes, np.atleast_2d, np.expand_dims, np.broadcast_to, np.moveaxis, np.hsplit,
+               np.vsplit},
     linear_algebra: {np.linalg.solve, np.linalg.inv, np.linalg.cholesky, np.linalg.det,
                      np.linalg.slogdet, np.linalg.matrix_power, np.linalg.eigh,
-                     np.linalg.eigvalsh, np.cov, np.corrcoef},
+                     np.linalg.eigvalsh, np.linalg.qr, np.linalg.svd, np.linalg.pinv, np.cov,
+                     np.corrcoef},
 }
 
 
