@@ -29,7 +29,7 @@ from .protocol import checked_index
 from .types import (NUMBER, DualMatrixType, compiled_only, element_of, load_entry,
                     make_dual_array, make_dual_matrix, store_element, store_entry)
 
-__all__ = ["MATRIX", "new_matrix", "flat", "is_float_matrix", "matrix_elementwise"]
+__all__ = ["MATRIX", "new_matrix", "flat", "is_float_matrix", "matrix_elementwise", "access"]
 
 MATRIX = DualMatrixType
 
@@ -194,7 +194,7 @@ _fill = compiled_only("matrix", "_fill")  # (block, item): block[i, j] = item br
 
 @overload(_fill)
 def _fill_block(block, item):
-    get, shape = _access(item)
+    get, shape = access(item)
 
     def fill(block, item):
         rows, cols = block.values.shape
@@ -216,7 +216,7 @@ _shape_1 = register_jitable(lambda a: (-1, len(a)))
 _shape_0 = register_jitable(lambda a: (-1, -1))
 
 
-def _access(t):
+def access(t):
     """(read entry (i, j), shape with -1 for a broadcast axis) of one operand."""
     if isinstance(t, DualMatrixType) or is_float_matrix(t):
         return _entry, _shape_2
@@ -270,7 +270,7 @@ def matrix_elementwise(entry, arity):
                         store_entry(out, i, j, entry(load_entry(a, i, j)))
                 return out
             return unary
-        (get_a, shape_a), (get_b, shape_b) = _access(arg_types[0]), _access(arg_types[1])
+        (get_a, shape_a), (get_b, shape_b) = access(arg_types[0]), access(arg_types[1])
         pick_like = _first if like_position == 0 else _second
         if in_place_target(entry, arg_types[0]):
             def into_first(a, b):

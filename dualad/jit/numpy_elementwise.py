@@ -13,10 +13,11 @@ from numba.core.errors import TypingError
 
 from ..functions.elementwise import LOG2E, NAN_IGNORING, SINC_SERIES
 from .cache import overload, register_jitable
+from .matrix import matrix_elementwise
 from .numpy_overloads import dualad_templates_first, is_none, primal, register_broadcast, with_value
 from .overloads import (ARRAYS, DUALS, RULE_JIT, SCALARS, by_value, new_array, register_rule,
                         elementwise)
-from .types import NUMBER, compiled_only, store_element, zero_element
+from .types import NUMBER, DualMatrixType, compiled_only, store_element, zero_element
 
 
 def _scalar_args(*arg_types):
@@ -26,17 +27,23 @@ def _scalar_args(*arg_types):
 
 
 def _unary(func, scalar):
-    """Overload func(x) for scalar duals (scalar, a jitable of x) and arrays of them."""
+    """Overload func(x) for scalar duals (scalar, a jitable of x) and arrays of them (1-D
+    and 2-D)."""
     overload(func, jit_options=RULE_JIT)(lambda x: (lambda x: scalar(x)) if by_value(x) else None)
-    overload(func, jit_options=RULE_JIT)(elementwise(func, 1))
+    _on_arrays(func, 1)
 
 
 def _binary(func, scalar):
     """Overload func(a, b) for scalar duals with numbers (scalar, a jitable of a, b) and
-    arrays of them."""
+    arrays of them (1-D and 2-D)."""
     overload(func, jit_options=RULE_JIT)(
         lambda a, b: (lambda a, b: scalar(a, b)) if _scalar_args(a, b) else None)
-    overload(func, jit_options=RULE_JIT)(elementwise(func, 2))
+    _on_arrays(func, 2)
+
+
+def _on_arrays(func, arity):
+    overload(func, jit_options=RULE_JIT)(elementwise(func, arity))
+    overload(func, jit_options=RULE_JIT)(matrix_elementwise(func, arity))
 
 
 # ---- rule-table functions under another name ---------------------------------------------------
@@ -48,6 +55,7 @@ _unary(np.conjugate, register_jitable(lambda x: x))  # real input (np.conj is np
 for _func, _rule in NAN_IGNORING.items():
     register_rule(_rule, [_func])
     register_broadcast([_func], _rule)
+    overload(_func, jit_options=RULE_JIT)(matrix_elementwise(_func, 2))
 
 
 # ---- real input: the real part itself, constant imaginary part and angle ---------------------
@@ -189,7 +197,7 @@ _unary(np.sinc, _sinc)
 def _clip(a, a_min, a_max):
     """reductions.clip: minimum(maximum(a, a_min), a_max), None skipping a side (at a bound
     the derivative is 0.5, as jnp.clip)."""
-    if not isinstance(a, DUALS):
+    if not isinstance(a, DUALS + (DualMatrixType,)):
         return None
     return lambda a, a_min, a_max: bounded_above(bounded_below(a, a_min), a_max)
 

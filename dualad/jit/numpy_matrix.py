@@ -2,7 +2,7 @@
 
     np.dot / np.matmul / @    matrix-vector, vector-matrix, matrix-matrix (dual or float)
     np.outer, np.kron         products of vectors (kron also of two matrices)
-    np.diag, np.diagflat, np.diagonal, np.trace, np.tril, np.triu
+    np.diag, np.diagflat, np.diagonal, np.trace, np.tril, np.triu, np.where (2-D condition)
     np.flipud, np.fliplr, np.flip, np.rot90, np.swapaxes (matrices), np.atleast_2d,
     np.expand_dims, np.broadcast_to (vectors to matrices)
     np.vstack, np.column_stack, np.stack and np.array of a tuple or list of 1-D arrays
@@ -24,7 +24,7 @@ from numba.core import types
 from numba.core.errors import TypingError
 
 from .cache import overload, overload_method, register_jitable
-from .matrix import flat, is_float_matrix, new_matrix
+from .matrix import access, flat, is_float_matrix, new_matrix
 from .protocol import as_dual_array
 from .numpy_overloads import cannot, dualad_templates_first, is_none, is_vector
 from .overloads import ARRAYS, DUALS, new_array, one_element_type
@@ -242,6 +242,31 @@ def _diagflat(v, k=0):
     if isinstance(v, MATRICES):
         return lambda v, k=0: np.diag(flat(v), k)
     return None
+
+
+@overload(np.where)
+def _where(condition, x, y):
+    """np.where with a 2-D boolean condition: the branch taken, entry by entry (matrices,
+    rows broadcast, scalars); the untaken branch's derivative is not read."""
+    if not (isinstance(condition, types.Array) and condition.ndim == 2 and
+            isinstance(condition.dtype, types.Boolean) and _duals_among(x, y)):
+        return None
+    one_element_type([element_of(t) for t in (x, y) if isinstance(t, DUALS + MATRICES)], "np.where")
+    like = _like(x, y)
+    (get_x, shape_x), (get_y, shape_y) = access(x), access(y)
+
+    def where(condition, x, y):
+        rows, cols = condition.shape
+        for shape in (shape_x(x), shape_y(y)):
+            if (shape[0] != -1 and shape[0] != rows) or (shape[1] != -1 and shape[1] != cols):
+                raise ValueError("operands could not be broadcast together")
+        out = new_matrix(like(x, y), rows, cols)
+        zero = zero_element(like(x, y))
+        for i in range(rows):
+            for j in range(cols):
+                store_entry(out, i, j, zero + (get_x(x, i, j) if condition[i, j] else get_y(y, i, j)))
+        return out
+    return where
 
 
 # ---- flips, rotations, added axes: views and copies of the entries ----------------------------------
@@ -604,7 +629,7 @@ def _corrcoef(x, y=None, rowvar=True):
     return correlation
 
 
-dualad_templates_first((np.diagflat, np.flipud, np.fliplr, np.flip, np.rot90, np.swapaxes, np.moveaxis, np.atleast_2d,
+dualad_templates_first((np.where, np.diagflat, np.flipud, np.fliplr, np.flip, np.rot90, np.swapaxes, np.moveaxis, np.atleast_2d,
                         np.expand_dims, np.broadcast_to))
 dualad_templates_first((np.dot, np.matmul, np.outer, np.kron, np.diagonal, np.diag, np.trace, np.tril,
                         np.triu, np.vstack, np.column_stack, np.stack, np.array, np.asarray, np.sum,

@@ -192,6 +192,8 @@ def _where(condition, x, y):
         return None
     if not (isinstance(condition, types.Array) and isinstance(condition.dtype, types.Boolean)):
         raise TypingError("np.where on duals takes a boolean array as condition")
+    if condition.ndim != 1:
+        return None  # a 2-D condition: numpy_matrix.py's
     one_element_type((x, y), "np.where")
     pick_like = first_of if isinstance(x, DUALS) else second_of
     get_x = element_or_whole[isinstance(x, (types.Array,) + ARRAYS)]

@@ -27,10 +27,13 @@ def surface(x):
     e = np.exp(m) * 2.0 - m / (1.0 + m * m) + np.sin(m) ** 2 + WIDE.T @ WIDE
     f = m - x + x[0] * (WIDE.T @ WIDE) + np.hypot(m, 1.0) + WIDE[0]
     g = np.where(m[0] > 0.6, m[1], m[2])
+    h = np.concatenate((np.where(m > 0.6, m, x).ravel(), np.where(m < 0.2, 0.5, m * m).ravel(),
+                        np.clip(m, 0.2, 0.9).ravel(), np.fmax(m, 0.5).ravel(), np.fmin(x, m).ravel(),
+                        np.logaddexp(m, x[0]).ravel(), np.sinc(m).ravel(), np.fabs(m - 0.5).ravel()))
     rows = 0.0
     for row in range(3):
         rows += np.sum(m[row] * x)
-    return np.concatenate((e.ravel(), f.ravel(), g, (m > 0.6).ravel() * x[0], m.ravel(),
+    return np.concatenate((e.ravel(), f.ravel(), g, h, (m > 0.6).ravel() * x[0], m.ravel(),
                            np.stack((rows, len(m) * x[1], m.shape[1] * x[2], m.size * x[0]))))
 
 
