@@ -7,7 +7,6 @@
     len(M), M.shape, M.size, M.ndim, M.dtype, M.T, np.transpose(M), M.copy(), np.copy(M)
     flat(M)                                  # C order as a 1-D array of duals (a view if it can be)
     M op N, M op v, M op c, f(M)             # every rule; v (length k) broadcast over rows
-    M < N, ...                               # comparisons by value, a boolean array
 
 A 2-D float array meets duals here too (A * dual, A + dual vector). Functions of whole
 matrices (dot, outer, diag, linalg, ...) are numpy_linalg.py's.
@@ -23,8 +22,8 @@ from numba.core.errors import TypingError
 from ..primitives import subscribe
 from ..rules import RULES
 from .cache import overload, overload_attribute, overload_method, register_jitable
-from .overloads import (ARRAYS, DUALS, IN_PLACE, RULE_JIT, SCALARS, entry_points, in_place_target,
-                        new_array, one_element_type, snapshot)
+from .overloads import (ARRAYS, DUALS, IN_PLACE, RULE_JIT, entry_points, first_of, in_place_target,
+                        new_array, one_element_type, second_of, snapshot)
 from .protocol import checked_index
 from .types import (NUMBER, DualMatrixType, compiled_only, element_of, load_entry,
                     make_dual_array, make_dual_matrix, store_element, store_entry)
@@ -271,7 +270,7 @@ def matrix_elementwise(entry, arity):
                 return out
             return unary
         (get_a, shape_a), (get_b, shape_b) = access(arg_types[0]), access(arg_types[1])
-        pick_like = _first if like_position == 0 else _second
+        pick_like = first_of if like_position == 0 else second_of
         if in_place_target(entry, arg_types[0]):
             def into_first(a, b):
                 rows, cols = a.shape
@@ -298,10 +297,6 @@ def matrix_elementwise(entry, arity):
     return lambda a, b: choose(a, b)
 
 
-_first = register_jitable(lambda a, b: a)
-_second = register_jitable(lambda a, b: b)
-
-
 def _register(entries, rule):
     for entry in entries:
         if getattr(entry, "__module__", None) != "math":  # math.* take no arrays
@@ -311,23 +306,3 @@ def _register(entries, rule):
 for _rule in RULES.values():
     _register(entry_points(_rule), _rule)
 subscribe(lambda entry, rule, value: rule is not None and _register([entry], rule))
-
-
-# ---- comparisons by value --------------------------------------------------------------------------------
-_values = register_jitable(lambda a: a.values)
-_primal = register_jitable(lambda a: a.value)
-_itself = register_jitable(lambda a: a)
-
-
-def _comparison(op):
-    def choose(a, b):
-        if not any(isinstance(t, DualMatrixType) for t in (a, b)):
-            return None
-        va, vb = ((_values if isinstance(t, (DualMatrixType,) + ARRAYS)
-                   else _primal if isinstance(t, SCALARS) else _itself) for t in (a, b))
-        return lambda a, b: op(va(a), vb(b))
-    return choose
-
-
-for _op in (operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne):
-    overload(_op)(_comparison(_op))

@@ -50,11 +50,7 @@ def lu_factor(a):
     one matrix; the pivot of column k the entry of largest |value| on or below the diagonal
     (the first of ties, as getrf); singular when a pivot's value is 0."""
     n = _square(a)
-    lu = new_matrix(a, n, n)
-    zero = zero_element(a)
-    for i in range(n):
-        for j in range(n):
-            store_entry(lu, i, j, zero + a[i, j])
+    lu = as_duals_of(a, a)
     perm = np.arange(n)
     sign = 1.0
     singular = False
@@ -231,7 +227,7 @@ def _solve(a, b):
     one_element_type([element_of(t) for t in (a, b) if isinstance(t, ARRAYS + (DualMatrixType,))],
                      "numpy.linalg.solve")
     like_b = isinstance(b, ARRAYS + (DualMatrixType,))
-    start = _as_dual_matrix_of_b if like_b and not isinstance(a, DualMatrixType) else _itself
+    start = as_duals_of if like_b and not isinstance(a, DualMatrixType) else _itself
     is_vector_b = isinstance(b, ARRAYS) or (isinstance(b, types.Array) and b.ndim == 1)
     if not (is_vector_b or isinstance(b, DualMatrixType) or (isinstance(b, types.Array) and b.ndim == 2)):
         raise TypingError(f"numpy.linalg.solve of duals takes b 1-D or 2-D, not {b}")
@@ -276,11 +272,11 @@ def _factor_for(a, b):
 
 
 @register_jitable
-def _as_dual_matrix_of_b(a, b):
-    """A float a as constants of b's element type (so the factors are duals of b's kind)."""
+def as_duals_of(a, like):
+    """A new matrix of a's entries as duals of like's element type (a float a: constants)."""
     n, k = a.shape
-    out = new_matrix(b, n, k)
-    zero = zero_element(b)
+    out = new_matrix(like, n, k)
+    zero = zero_element(like)
     for i in range(n):
         for j in range(k):
             store_entry(out, i, j, zero + a[i, j])

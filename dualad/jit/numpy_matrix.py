@@ -27,7 +27,7 @@ from .cache import overload, overload_method, register_jitable
 from .matrix import access, flat, is_float_matrix, new_matrix
 from .protocol import as_dual_array
 from .numpy_overloads import cannot, dualad_templates_first, is_none, is_vector
-from .overloads import ARRAYS, DUALS, new_array, one_element_type
+from .overloads import ARRAYS, DUALS, first_of, new_array, one_element_type, second_of
 from .types import (DualMatrixType, compiled_only, element_of, load_entry, make_dual_matrix, store_element,
                     store_entry, zero_element)
 
@@ -46,13 +46,9 @@ def _duals_among(*arg_types):
     return any(isinstance(t, DUALS + MATRICES) for t in arg_types)
 
 
-_first = register_jitable(lambda a, b: a)
-_second = register_jitable(lambda a, b: b)
-
-
 def _like(a, b):
     """The accessor of the dual operand of two (its element type makes the result)."""
-    return _first if isinstance(a, DUALS + MATRICES) else _second
+    return first_of if isinstance(a, DUALS + MATRICES) else second_of
 
 
 # ---- products ----------------------------------------------------------------------------------------
@@ -192,7 +188,7 @@ def _diag(v, k=0):
             out = new_matrix(v, n, n)
             out.values[:, :] = 0.0
             out.components[:, :, :] = 0.0
-            i0, j0 = (0, k) if k >= 0 else (-k, 0)
+            i0, j0, _ = _diagonal_start(n, n, k)
             for i in range(m):
                 store_entry(out, i0 + i, j0 + i, v[i])
             return out
@@ -202,14 +198,9 @@ def _diag(v, k=0):
 
 @overload(np.trace)
 def _trace(a, offset=0):
+    """structure.trace: the sum of the diagonal (an empty one: the constant 0)."""
     if isinstance(a, MATRICES):
-        def trace(a, offset=0):
-            i0, j0, count = _diagonal_start(a.shape[0], a.shape[1], offset)
-            total = zero_element(a)  # an empty diagonal: the constant 0
-            for k in range(count):
-                total = total + load_entry(a, i0 + k, j0 + k)
-            return total
-        return trace
+        return lambda a, offset=0: np.sum(np.diagonal(a, offset))
     return None
 
 

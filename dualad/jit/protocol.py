@@ -18,7 +18,7 @@ from .. import math as dual_math
 from .cache import overload, overload_attribute, register_jitable
 from .overloads import (ARRAYS, DUALS, SCALARS, by_value, element_or_whole, is_operand,
                         length_of, new_array, no_length, snapshot)
-from .types import (NUMBER, READ_ONLY_INPUT, DualArrayType, HyperSeedArrayType, SeedArrayType, element_of,
+from .types import (NUMBER, READ_ONLY_INPUT, DualArrayType, DualMatrixType, HyperSeedArrayType, SeedArrayType, element_of,
                     load_element, make_dual, make_dual_array, make_hyper, make_hyper_seed_array,
                     make_hyper_sym, make_seed_array, store_element)
 from .intrinsics import unit_tuple
@@ -92,14 +92,16 @@ _values = register_jitable(lambda a: a.values)
 
 
 def _array_comparison(op):
-    """Arrays of duals compare by value, elementwise, giving a boolean array (like NumPy); so
-    do float arrays with scalar duals."""
+    """Arrays of duals (1-D and 2-D) compare by value, elementwise, giving a boolean array
+    (like NumPy); so do float arrays with scalar duals."""
+    stored = ARRAYS + (DualMatrixType,)
+
     def choose(a, b):
-        if not (isinstance(a, ARRAYS) or isinstance(b, ARRAYS) or
+        if not (isinstance(a, stored) or isinstance(b, stored) or
                 any(isinstance(t, types.Array) for t in (a, b)) and any(by_value(t) for t in (a, b))):
             return None
-        va = _values if isinstance(a, ARRAYS) else (_primal if isinstance(a, SCALARS) else _itself)
-        vb = _values if isinstance(b, ARRAYS) else (_primal if isinstance(b, SCALARS) else _itself)
+        va = _values if isinstance(a, stored) else (_primal if isinstance(a, SCALARS) else _itself)
+        vb = _values if isinstance(b, stored) else (_primal if isinstance(b, SCALARS) else _itself)
         return lambda a, b: op(va(a), vb(b))
     return choose
 
