@@ -250,12 +250,12 @@ def eigvalsh_jvp(a, uplo, da, _):
     return w, np.einsum("...ji,...jkz,...ki->...iz", v, _from_triangle(da, uplo == "L", 1), v)
 
 
-@jvp(np.linalg.eigh, compiled=True, note="compiled: first derivatives only (jit=False for second order)")
+@jvp(np.linalg.eigh, compiled=True)
 def _eigh(a, UPLO="L"):  # noqa: N803  (NumPy's name)
     return [stack_lists(a), _uplo(UPLO, "eigh")], eigh_jvp
 
 
-@jvp(np.linalg.eigvalsh, compiled=True, note="compiled: first derivatives only (jit=False for second order)")
+@jvp(np.linalg.eigvalsh, compiled=True)
 def _eigvalsh(a, UPLO="L"):  # noqa: N803
     return [stack_lists(a), _uplo(UPLO, "eigvalsh")], eigvalsh_jvp
 
@@ -293,7 +293,7 @@ def svd_jvp(a, full_matrices, compute_uv, hermitian, da, *_):
     return y, (du, ds, _mT(dv, 1))
 
 
-@jvp(np.linalg.svd, compiled=True, note="compiled: full_matrices=False (or square), first derivatives only (jit=False for second order)")
+@jvp(np.linalg.svd, compiled=True, note="compiled: full_matrices=False (or square)")
 def _svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     a = stack_lists(a)
     if hermitian:
@@ -346,7 +346,7 @@ def qr_jvp(a, mode, da, _):
     return y, (dr if mode == "r" else (dq, dr))
 
 
-@jvp(np.linalg.qr, compiled=True, note="compiled: mode 'reduced', first derivatives only (jit=False for second order)")
+@jvp(np.linalg.qr, compiled=True, note="compiled: mode 'reduced'")
 def _qr(a, mode="reduced"):
     a = stack_lists(a)
     m, n = np.shape(a)[-2:]
@@ -455,7 +455,7 @@ jvp(_lstsq, note="internal: numpy.linalg.lstsq's x, residuals and s")(
     lambda a, b, rcond: ([a, b, rcond], lstsq_jvp))
 
 
-@composition(np.linalg.lstsq)
+@composition(np.linalg.lstsq, compiled=True)
 def lstsq(a, b, rcond=None):
     """NumPy's (x, residuals, rank, s): the rank (an int) from NumPy on the values."""
     a, b = stack_lists(a), stack_lists(b)

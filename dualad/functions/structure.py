@@ -139,11 +139,19 @@ def sort(a, axis=-1, kind=None, order=None, stable=None):
     return np.take_along_axis(a, np.argsort(primal(a), axis=axis, kind="stable"), axis)
 
 
-@composition(np.partition)
+@composition(np.partition, compiled=True,
+             note="NumPy's values; tied entries in input order (compiled: numba's partition's values)")
 def partition(a, kth, axis=-1, kind="introselect", order=None):
+    """NumPy's partition of the values, the entries placed as: the r-th smallest position
+    (positions ordered by value, ties by position) takes the r-th smallest entry (ties by
+    input order), so that tied entries keep input order, as in compiled code."""
     if axis is None:
         a, axis = np.ravel(a), 0
-    return np.take_along_axis(a, np.argpartition(primal(a), kth, axis=axis), axis)
+    values = np.asarray(primal(a))
+    positions = np.argsort(np.partition(values, kth, axis=axis), axis=axis, kind="stable")
+    taken = np.empty_like(positions)
+    np.put_along_axis(taken, positions, np.argsort(values, axis=axis, kind="stable"), axis)
+    return np.take_along_axis(a, taken, axis)
 
 
 def _split(a, indices_or_sections, axis=0, equal=False):
@@ -283,4 +291,5 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):
 value_only(np.argmax, np.argmin, np.argsort, np.nonzero, np.flatnonzero, np.count_nonzero,
            np.searchsorted, np.any, np.all, np.shape, np.size, np.isclose, np.allclose,
            np.array_equal, np.iscomplexobj, np.isrealobj, np.isreal, np.iscomplex, compiled=True)
-value_only(np.ndim, np.argpartition, np.result_type)
+value_only(np.argpartition, compiled=True, note="compiled: numba's order of the entries")
+value_only(np.ndim, np.result_type)

@@ -12,13 +12,14 @@ Conventions as the registry's (functions/linalg.py):
     the adjugate): a division-free algorithm (Samuelson–Berkowitz) takes over at a zero pivot.
   * cholesky reads the lower triangle, so its derivative is that of the symmetric matrix
     built from it; a matrix that is not positive definite is a LinAlgError.
-  * eigh, eigvalsh, qr, svd (thin): NumPy's factors (LAPACK on the values), their derivatives by the
-    registry's JVP formulas written on the duals (eigh: C = Vᵀ A_s V); exact at first order,
-    so hyper-duals and forward-over-reverse raise an error naming jit=False. Repeated
-    eigenvalues or singular values, zero singular values and dependent leading columns
-    (GAP_RTOL) are a LinAlgError, as on the Python path.
+  * eigh, eigvalsh, qr, svd (thin): NumPy's factors (LAPACK on the values), refined on the
+    duals so that their derivatives are exact to every compiled order: Jacobi rotations
+    diagonalise Vᵀ A_s V (eigh) and VᵀAᵀAV (svd), whose values are already diagonal; qr
+    re-orthonormalises A R⁻¹ by Cholesky. At first order these are the registry's JVP
+    formulas. Repeated eigenvalues or singular values, zero singular values and dependent
+    leading columns (GAP_RTOL) are a LinAlgError, as on the Python path.
   * norm of a matrix: 'fro' (default), 1, -1, inf, -inf; 2, -2 and 'nuc' by the singular
-    values (first order).
+    values.
 """
 
 import numpy as np
@@ -28,7 +29,7 @@ from numba.core.errors import TypingError
 from .cache import overload, register_jitable
 from .matrix import new_matrix
 from ..functions.linalg import GAP_RTOL
-from .numpy_overloads import cannot, dualad_templates_first, is_none, primal, with_value
+from .numpy_overloads import dualad_templates_first, is_none, nan_derivative, primal, with_value
 from .overloads import ARRAYS, new_array, one_element_type
 from .types import (ActiveType, DualMatrixType, HyperDualType, compiled_only, element_of, load_entry,
                     store_element, store_entry, zero_element)
@@ -349,14 +350,65 @@ def _matrix_power(a, n):
     return matrix_power
 
 
-# ---- the symmetric eigenproblem, to first order ----------------------------------------------------
-def _first_order(element, name):
-    """eigh's (qr's, svd's) derivative is exact at first order only: `cannot` for hyper-duals
-    and the tape in Duals (forward-over-reverse), whose second derivatives it would get wrong."""
-    if _second_order(element):
-        cannot(f"numpy.linalg.{name} in compiled code has first derivatives only (its second "
-               "derivatives are the Python path's): differentiate it once here, or pass jit=False "
-               "for Hessians and hvp")
+# ---- eigh, svd, qr: NumPy's factors, refined on the duals to every order -------------------------
+def _sweeps(element):
+    """Jacobi sweeps that make a symmetric matrix of duals with diagonal value diagonal to the
+    duals' order: off-diagonal entries of order ε are of order ε² after one sweep, ε⁴ after
+    two (quadratic convergence), so one sweep for first derivatives, two for second."""
+    return 2 if _second_order(element) else 1
+
+
+@register_jitable
+def _rotate(m, p, q, cos, sin, rows):
+    """M ← M J (columns p and q) or Jᵀ M (rows p and q), J the rotation with J_pp = J_qq = cos,
+    J_pq = sin, J_qp = −sin."""
+    for k in range(m.shape[0] if not rows else m.shape[1]):
+        if rows:
+            x, y = load_entry(m, p, k), load_entry(m, q, k)
+            store_entry(m, p, k, cos * x - sin * y)
+            store_entry(m, q, k, sin * x + cos * y)
+        else:
+            x, y = load_entry(m, k, p), load_entry(m, k, q)
+            store_entry(m, k, p, cos * x - sin * y)
+            store_entry(m, k, q, sin * x + cos * y)
+
+
+@register_jitable
+def _jacobi(c, sweeps):
+    """(d, W): cyclic Jacobi rotations on the symmetric matrix of duals c, whose value is
+    diagonal with distinct entries, so that Wᵀ c W = diag(d) to the duals' order (W's value is
+    I). A rotation zeroes c_pq with tan θ = 2c_pq / (δ + sign(δ)√(δ² + 4c_pq²)), δ = c_qq − c_pp:
+    Golub & Van Loan's sym.schur2 written without dividing by c_pq, whose value is 0."""
+    n = c.shape[0]
+    c = c.copy()
+    w = zero_element(c) + np.eye(n)
+    for _ in range(sweeps):
+        for p in range(n - 1):
+            for q in range(p + 1, n):
+                c_pq = load_entry(c, p, q)
+                gap = load_entry(c, q, q) - load_entry(c, p, p)
+                side = 1.0 if primal(gap) >= 0.0 else -1.0
+                tan = 2.0 * c_pq / (gap + side * np.sqrt(gap * gap + 4.0 * c_pq * c_pq))
+                cos = 1.0 / np.sqrt(1.0 + tan * tan)
+                sin = tan * cos
+                _rotate(c, p, q, cos, sin, False)
+                _rotate(c, p, q, cos, sin, True)
+                _rotate(w, p, q, cos, sin, False)
+    d = new_array(c, n)
+    for i in range(n):
+        store_element(d, i, load_entry(c, i, i))
+    return d, w
+
+
+@register_jitable
+def _on_values(m, values):
+    """m moved entry by entry onto `values` (exact ones: zeros where the value is 0 in exact
+    arithmetic), its derivatives kept, so that no rounding of the values mixes into them."""
+    rows, cols = m.shape
+    for i in range(rows):
+        for j in range(cols):
+            store_entry(m, i, j, with_value(load_entry(m, i, j), values[i, j]))
+    return m
 
 
 @register_jitable
@@ -390,14 +442,19 @@ def _require_distinct(w, name):
 
 
 @register_jitable
-def _eigen(a, lower, name):
-    """(w, V, C): NumPy's eigenvalues and eigenvectors of the symmetric matrix A_s read from one
-    triangle (floats), and C = Vᵀ A_s V in duals, whose tangent is Vᵀ dA_s V: dw_i = C_ii,
-    dv_i = Σ_{j≠i} v_j C_ji / (w_i − w_j) (eigh_jvp's formulas)."""
+def _eigen(a, lower, name, sweeps):
+    """(eigenvalues, eigenvectors) in duals of the symmetric matrix A_s read from one triangle,
+    the values NumPy's (w, V): C = Vᵀ A_s V has the value diag(w), and Jacobi rotations W
+    diagonalise it on the duals, so A_s = (VW) diag(d) (VW)ᵀ to the duals' order; at first order
+    dw_i = dC_ii and dv_i = Σ_{j≠i} v_j dC_ji / (w_i − w_j), eigh_jvp's formulas."""
     s = _symmetric(a, lower)
     w, v = np.linalg.eigh(np.ascontiguousarray(s.values))
     _require_distinct(w, name)
-    return w, v, v.T @ (s @ v)
+    d, rotation = _jacobi(_on_values(v.T @ (s @ v), np.diag(w)), sweeps)
+    vectors = _on_values(v @ rotation, v)
+    for i in range(len(w)):
+        store_element(d, i, with_value(d[i], w[i]))
+    return d, vectors
 
 
 @register_jitable
@@ -413,50 +470,56 @@ def _is_lower(UPLO):  # noqa: N803  (NumPy's name)
 def _eigvalsh(a, UPLO="L"):  # noqa: N803
     if not isinstance(a, DualMatrixType):
         return None
-    _first_order(a.element, "eigvalsh")
-
-    def eigvalsh(a, UPLO="L"):  # noqa: N803
-        w, v, c = _eigen(a, _is_lower(UPLO), "numpy.linalg.eigvalsh")
-        out = new_array(a, len(w))
-        for i in range(len(w)):
-            store_element(out, i, with_value(load_entry(c, i, i), w[i]))
-        return out
-    return eigvalsh
+    sweeps = _sweeps(a.element)
+    return lambda a, UPLO="L": _eigen(a, _is_lower(UPLO), "numpy.linalg.eigvalsh", sweeps)[0]  # noqa: N803
 
 
 @overload(np.linalg.eigh)
 def _eigh(a, UPLO="L"):  # noqa: N803
     if not isinstance(a, DualMatrixType):
         return None
-    _first_order(a.element, "eigh")
+    sweeps = _sweeps(a.element)
+    return lambda a, UPLO="L": _eigen(a, _is_lower(UPLO), "numpy.linalg.eigh", sweeps)  # noqa: N803
 
-    def eigh(a, UPLO="L"):  # noqa: N803
-        w, v, c = _eigen(a, _is_lower(UPLO), "numpy.linalg.eigh")
-        n = len(w)
-        values = new_array(a, n)
-        vectors = new_matrix(a, n, n)
-        zero = zero_element(a)
-        for i in range(n):
-            store_element(values, i, with_value(load_entry(c, i, i), w[i]))
-            for k in range(n):
-                entry = zero + v[k, i]
-                for j in range(n):
-                    if j != i:
-                        entry = entry + v[k, j] * (load_entry(c, j, i) / (w[i] - w[j]))
-                store_entry(vectors, k, i, with_value(entry, v[k, i]))
-        return values, vectors
-    return eigh
+
+@register_jitable
+def _orthonormal_factor(x):
+    """(Q, R̃), X = Q R̃ with R̃ upper triangular, positive diagonal, for X whose columns are
+    nearly orthonormal: Cholesky of XᵀX ≈ I (well conditioned here) and Q = X R̃⁻¹."""
+    lower = np.linalg.cholesky(x.T @ x)
+    return np.linalg.solve(lower, x.T).T, lower.T
+
+
+@register_jitable
+def _refined_qr(a, q, r):
+    """(Q, R) of A in duals from NumPy's factors q, r of its values (leading columns independent):
+    X = A₁ R₁⁻¹ has the value Q, X = Q̃ R̃ by Cholesky of XᵀX ≈ I, so Q = Q̃ and R₁ = R̃ R₁
+    (R̃ has the value I; R's signs stay LAPACK's); for M < N, R₂ = QᵀA₂."""
+    m, n = a.shape
+    k = min(m, n)
+    r_1 = np.ascontiguousarray(r[:, :k])
+    x = _on_values(a[:, :k] @ np.linalg.inv(r_1), q)
+    q_out, r_tilde = _orthonormal_factor(x)
+    r_11 = r_tilde @ r_1
+    r_out = new_matrix(a, k, n)
+    for i in range(k):
+        for j in range(k):
+            store_entry(r_out, i, j, with_value(load_entry(r_11, i, j), r[i, j]) if j >= i
+                        else zero_element(a))
+    if n > m:
+        r_2 = q_out.T @ a[:, m:]
+        for i in range(k):
+            for j in range(m, n):
+                store_entry(r_out, i, j, with_value(load_entry(r_2, i, j - m), r[i, j]))
+    return _on_values(q_out, q), r_out
 
 
 @overload(np.linalg.qr)
 def _qr(a):
-    """(Q, R), mode 'reduced': NumPy's factors (LAPACK on the values) and qr_jvp's formulas on
-    the duals: X = A₁ R₁⁻¹, C = QᵀX, Ω = tril(C, −1) − tril(C, −1)ᵀ, so that Q + Q(Ω − C) + X
-    and (C − Ω) R₁ have the values Q and R₁ and the tangents dQ and dR₁; for M < N,
-    R₂ = QᵀA₂ in duals. First order only; leading columns dependent: LinAlgError."""
+    """(Q, R), mode 'reduced': NumPy's factors (LAPACK on the values) refined on the duals
+    (_refined_qr), exact to the duals' order; leading columns dependent: LinAlgError."""
     if not isinstance(a, DualMatrixType):
         return None
-    _first_order(a.element, "qr")
 
     def qr(a):
         m, n = a.shape
@@ -465,26 +528,7 @@ def _qr(a):
         diagonal = np.abs(np.diag(r[:, :k]))
         if k and np.any(diagonal <= GAP_RTOL * np.max(diagonal)):
             raise LinAlgError(_DEPENDENT_COLUMNS)
-        x = a[:, :k] @ np.linalg.inv(np.ascontiguousarray(r[:, :k]))
-        c = q.T @ x
-        low = np.tril(c, -1)
-        omega = low - low.T
-        q_out = (q @ (omega - c) + x) + q
-        r_out = new_matrix(a, k, n)
-        r_1 = (c - omega) @ np.ascontiguousarray(r[:, :k])
-        for i in range(k):
-            for j in range(k):
-                store_entry(r_out, i, j, with_value(load_entry(r_1, i, j), r[i, j]) if j >= i
-                            else zero_element(a))
-        if n > m:
-            r_2 = q_out.T @ a[:, m:]
-            for i in range(k):
-                for j in range(m, n):
-                    store_entry(r_out, i, j, with_value(load_entry(r_2, i, j - m), r[i, j]))
-        for i in range(m):
-            for j in range(k):
-                store_entry(q_out, i, j, with_value(load_entry(q_out, i, j), q[i, j]))
-        return q_out, r_out
+        return _refined_qr(a, q, r)
     return qr
 
 
@@ -502,63 +546,54 @@ def _singular_triple(a):
 
 
 @register_jitable
-def singular_values(a):
-    """The singular values in duals: diag(Uᵀ A V) (ds_i = u_iᵀ dA v_i), NumPy's values."""
-    u, s, vt = _singular_triple(a)
-    p = u.T @ (a @ vt.T)
-    out = new_array(a, len(s))
+def _tall_svd(b, left, s, right, sweeps):
+    """(s, V, U) in duals for B (M ≥ N) with NumPy's values U = left, s, V = right: P = UᵀBV
+    (value diag(s)) and F = BV − UP (value 0) give G = VᵀBᵀBV = PᵀP + FᵀF, whose Jacobi
+    rotations W make V W the right singular vectors and √d the singular values to the duals'
+    order, and U = B V W / s. At first order ds_i = dP_ii, svd_jvp's."""
+    bv = b @ right
+    p = _on_values(left.T @ bv, np.diag(s))
+    f = _on_values(bv - left @ p, np.zeros(bv.shape))
+    d, rotation = _jacobi(p.T @ p + f.T @ f, sweeps)
+    sigma = np.sqrt(d)
     for i in range(len(s)):
-        store_element(out, i, with_value(load_entry(p, i, i), s[i]))
-    return out
+        store_element(sigma, i, with_value(sigma[i], s[i]))
+    v_out = _on_values(right @ rotation, right)
+    return sigma, v_out, _on_values((b @ v_out) / sigma, left)
+
+
+@register_jitable
+def _svd_duals(a, sweeps):
+    """(U, s, V) in duals, NumPy's thin SVD's values (distinct and nonzero, or LinAlgError)."""
+    u, s, vt = _singular_triple(a)
+    return _svd_from(a, u, s, vt, sweeps)
+
+
+@register_jitable
+def _svd_from(a, u, s, vt, sweeps):
+    """(U, s, V) in duals from the thin SVD u, s, vt of a's values (distinct singular values)."""
+    m, n = a.shape
+    if m >= n:
+        sigma, v_out, u_out = _tall_svd(a, u, s, np.ascontiguousarray(vt.T), sweeps)
+        return u_out, sigma, v_out
+    sigma, u_out, v_out = _tall_svd(a.T, np.ascontiguousarray(vt.T), s, u, sweeps)
+    return u_out, sigma, v_out
 
 
 @overload(np.linalg.svd)
 def _svd(a, full_matrices=True):
-    """(U, s, Vᵀ), thin: svd_jvp's formulas on the duals with P = Uᵀ A V (value S):
-    U + U(F ∘ (P S + S Pᵀ)) [+ (A V − U P) S⁻¹ when tall], V likewise with Pᵀ, F_ij =
-    1/(s_j² − s_i²) off the diagonal; the values NumPy's. First order only."""
+    """(U, s, Vᵀ), thin (or square), exact to the duals' order (_tall_svd)."""
     if not isinstance(a, DualMatrixType):
         return None
-    _first_order(a.element, "svd")
+    sweeps = _sweeps(a.element)
 
     def svd(a, full_matrices=True):
         m, n = a.shape
         if full_matrices and m != n:
             raise ValueError("numpy.linalg.svd with full_matrices=True of a non-square matrix: the "
                              "extra singular vectors have no derivative; pass full_matrices=False")
-        u, s, vt = _singular_triple(a)
-        k = len(s)
-        v = np.ascontiguousarray(vt.T)
-        av = a @ v
-        p = u.T @ av
-        zero = zero_element(a)
-        mixed_u = new_matrix(a, k, k)
-        mixed_v = new_matrix(a, k, k)
-        for i in range(k):
-            for j in range(k):
-                if i == j:
-                    store_entry(mixed_u, i, j, zero)
-                    store_entry(mixed_v, i, j, zero)
-                else:
-                    f = 1.0 / (s[j] * s[j] - s[i] * s[i])
-                    store_entry(mixed_u, i, j, f * (load_entry(p, i, j) * s[j] + s[i] * load_entry(p, j, i)))
-                    store_entry(mixed_v, i, j, f * (s[i] * load_entry(p, i, j) + load_entry(p, j, i) * s[j]))
-        u_out = u @ mixed_u + u
-        v_out = v @ mixed_v + v
-        if m > k:  # the part of dU outside span(U)
-            u_out = u_out + (av - u @ p) / s
-        if n > k:
-            v_out = v_out + ((a.T @ u) - v @ p.T) / s
-        values = new_array(a, k)
-        for i in range(k):
-            store_element(values, i, with_value(load_entry(p, i, i), s[i]))
-        for i in range(m):
-            for j in range(k):
-                store_entry(u_out, i, j, with_value(load_entry(u_out, i, j), u[i, j]))
-        for i in range(n):
-            for j in range(k):
-                store_entry(v_out, i, j, with_value(load_entry(v_out, i, j), v[i, j]))
-        return u_out, values, v_out.T
+        u, s, v = _svd_duals(a, sweeps)
+        return u, s, v.T
     return svd
 
 
@@ -592,6 +627,131 @@ def _pinv(a, rcond=1e-15):
     return pinv
 
 
+# ---- least squares: full rank ------------------------------------------------------------------------
+floats_of = compiled_only("numpy_linalg", "floats_of")  # (a): a contiguous float array of a's values
+
+
+@overload(floats_of)
+def _floats_of(a):
+    if isinstance(a, ARRAYS + (DualMatrixType,)):
+        return lambda a: np.ascontiguousarray(a.values)
+    return lambda a: np.ascontiguousarray(a)
+
+
+qr_of = compiled_only("numpy_linalg", "qr_of")  # (a, values): a's (Q, R), in duals when a has them
+
+
+@overload(qr_of)
+def _qr_of(a, values):
+    if isinstance(a, DualMatrixType):
+        def refined(a, values):
+            q, r = np.linalg.qr(values)
+            return _refined_qr(a, q, r)
+        return refined
+    return lambda a, values: np.linalg.qr(values)
+
+
+lstsq_singular_values = compiled_only("numpy_linalg", "lstsq_singular_values")  # (a, values, s, sweeps)
+
+
+@overload(lstsq_singular_values)
+def _lstsq_singular_values(a, values, s, sweeps):
+    """lstsq's s: NumPy's values; in duals when a has them, with a nan derivative where they
+    repeat (within GAP_RTOL of the largest), as functions/linalg.lstsq_jvp."""
+    if not isinstance(a, DualMatrixType):
+        return lambda a, values, s, sweeps: s
+
+    def in_duals(a, values, s, sweeps):
+        tol = GAP_RTOL * (np.max(s) if len(s) else 0.0)
+        if np.all(np.abs(s[1:] - s[:-1]) > tol):
+            u, _, vt = np.linalg.svd(values, full_matrices=False)
+            return _svd_from(a, u, s, vt, sweeps)[1]
+        total = np.sum(np.ravel(a))
+        out = new_array(a, len(s))
+        for i in range(len(s)):
+            store_element(out, i, nan_derivative(total, s[i]))
+        return out
+    return in_duals
+
+
+@overload(np.linalg.lstsq)
+def _lstsq(a, b, rcond=None):
+    """(x, residuals, rank, s), NumPy's values, at full rank (functions/linalg.lstsq's
+    convention; rcond None: NumPy's eps·max(M, N)): x = R⁻¹Qᵀb for M ≥ N, x = Q R⁻ᵀ b with
+    Aᵀ = QR for M < N (the minimum-norm solution), QR refined on the duals (exact to every
+    order); residuals ‖b − Ax‖² per column when M > N, else empty; s see above."""
+    duals_a = isinstance(a, DualMatrixType)
+    duals_b = isinstance(b, ARRAYS + (DualMatrixType,))
+    if not (duals_a or (isinstance(a, types.Array) and a.ndim == 2 and duals_b)):
+        return None
+    one_element_type([element_of(t) for t in (a, b) if isinstance(t, ARRAYS + (DualMatrixType,))],
+                     "numpy.linalg.lstsq")
+    vector_b = isinstance(b, ARRAYS) or (isinstance(b, types.Array) and b.ndim == 1)
+    if not (vector_b or isinstance(b, DualMatrixType) or (isinstance(b, types.Array) and b.ndim == 2)):
+        raise TypingError(f"numpy.linalg.lstsq of duals takes b 1-D or 2-D, not {b}")
+    sweeps = _sweeps(element_of(a if duals_a else b))
+    default_cutoff = is_none(rcond)
+
+    def lstsq(a, b, rcond=None):
+        m, n = a.shape
+        cutoff = np.finfo(np.float64).eps * max(m, n) if default_cutoff else rcond
+        values = floats_of(a)
+        x_values, residual_values, rank, s = np.linalg.lstsq(values, floats_of(b), cutoff)
+        if rank < min(m, n):
+            raise LinAlgError(_LSTSQ_RANK)
+        if m >= n:
+            q, r = qr_of(a, values)
+            x = np.linalg.solve(r, q.T @ b)
+        else:
+            q, r = qr_of(a.T, np.ascontiguousarray(values.T))
+            x = q @ np.linalg.solve(r.T, b)
+        x = _on_values_of(x, x_values)
+        if m > n:
+            residual = b - a @ x
+            residuals = _squares_by_column(residual, residual_values)
+        else:
+            residuals = new_array(x, 0)
+        return x, residuals, rank, lstsq_singular_values(a, values, s, sweeps)
+    return lstsq
+
+
+_on_values_of = compiled_only("numpy_linalg", "_on_values_of")  # (x, values): 1-D or 2-D x on values
+
+
+@overload(_on_values_of)
+def _on_values_of_impl(x, values):
+    if isinstance(x, DualMatrixType):
+        return lambda x, values: _on_values(x, values)
+
+    def vector(x, values):
+        for i in range(len(x)):
+            store_element(x, i, with_value(x[i], values[i]))
+        return x
+    return vector
+
+
+_squares_by_column = compiled_only("numpy_linalg", "_squares_by_column")  # (r, values)
+
+
+@overload(_squares_by_column)
+def _squares_by_column_impl(r, values):
+    """NumPy's residuals: Σ r_i² per column of r, a 1-element array for a vector r."""
+    if isinstance(r, DualMatrixType):
+        return lambda r, values: _on_values_of(np.sum(r * r, axis=0), values)
+
+    def vector(r, values):
+        out = new_array(r, 1)
+        store_element(out, 0, with_value(np.sum(r * r), values[0]))
+        return out
+    return vector
+
+
+_LSTSQ_RANK = ("numpy.linalg.lstsq: the matrix has rank < min(M, N) (singular values at most rcond "
+               "times the largest count as 0); the solution jumps where the rank changes, and dualad "
+               "differentiates it at full rank only: remove dependent rows/columns or regularise "
+               "(ridge)")
+
+
 _RANK_DEFICIENT = ("numpy.linalg.pinv: the matrix has rank < min(M, N) (singular values at most "
                    "rcond times the largest count as 0); the pseudo-inverse jumps where the rank "
                    "changes, and dualad differentiates it at full rank only: remove dependent "
@@ -618,10 +778,15 @@ def _largest_line_sum(a, by_columns, largest):
     return np.max(sums) if largest else np.min(sums)
 
 
+@register_jitable
+def _spectral(x, which, sweeps):
+    """functions/linalg.norm: max (2), min (-2) or sum (0: 'nuc') of the singular values."""
+    s = _svd_duals(x, sweeps)[1]
+    return np.max(s) if which == 2 else (np.min(s) if which == -2 else np.sum(s))
+
+
 def _matrix_norm(x, ord):  # noqa: A002  (NumPy's name)
-    # ord 2, -2, 'nuc' take singular values, compiled to first order: hyper-duals get the
-    # error of by_singular_values at run time for these orders only
-    spectral = _by_singular_values if not _second_order(x.element) else _no_singular_values
+    sweeps = _sweeps(x.element)
     if is_none(ord):
         return lambda x, ord=None: _frobenius(x)
     if isinstance(ord, types.UnicodeType) or isinstance(ord, types.StringLiteral):
@@ -629,7 +794,7 @@ def _matrix_norm(x, ord):  # noqa: A002  (NumPy's name)
             if ord == "fro" or ord == "f":
                 return _frobenius(x)
             if ord == "nuc":
-                return spectral(x, 0)
+                return _spectral(x, 0, sweeps)
             raise ValueError("Invalid norm order for matrices.")
         return by_name
     if isinstance(ord, (types.Integer, types.Float)):
@@ -639,7 +804,7 @@ def _matrix_norm(x, ord):  # noqa: A002  (NumPy's name)
             if ord == np.inf or ord == -np.inf:
                 return _largest_line_sum(x, False, ord == np.inf)
             if ord == 2 or ord == -2:
-                return spectral(x, ord)
+                return _spectral(x, ord, sweeps)
             raise ValueError("Invalid norm order for matrices.")
         return by_order
     raise TypingError(f"numpy.linalg.norm of a matrix of duals takes ord None, 'fro' or a number, not {ord}")
@@ -647,21 +812,6 @@ def _matrix_norm(x, ord):  # noqa: A002  (NumPy's name)
 
 def _second_order(element):
     return isinstance(element, HyperDualType) or (isinstance(element, ActiveType) and element.width)
-
-
-@register_jitable
-def _by_singular_values(x, which):
-    """functions/linalg.norm: max (2), min (-2) or sum (0: 'nuc') of the singular values."""
-    s = singular_values(x)
-    return np.max(s) if which == 2 else (np.min(s) if which == -2 else np.sum(s))
-
-
-@register_jitable
-def _no_singular_values(x, which):
-    if which == which:  # always; numba would drop a return after a bare raise (the type)
-        raise ValueError("numpy.linalg.norm with ord 2, -2 or 'nuc' in compiled code has first "
-                         "derivatives only (singular values): pass jit=False for Hessians and hvp")
-    return _frobenius(x)
 
 
 @register_jitable
@@ -679,5 +829,5 @@ def _norm(x, ord=None):  # noqa: A002
 
 dualad_templates_first((np.linalg.det, np.linalg.slogdet, np.linalg.inv, np.linalg.solve,
                         np.linalg.cholesky, np.linalg.matrix_power, np.linalg.eigh, np.linalg.qr,
-                        np.linalg.svd, np.linalg.pinv,
+                        np.linalg.svd, np.linalg.pinv, np.linalg.lstsq,
                         np.linalg.eigvalsh, np.linalg.norm))

@@ -26,10 +26,10 @@ from numba.core.errors import TypingError
 from .cache import overload, overload_method, register_jitable
 from .matrix import access, flat, is_float_matrix, new_matrix
 from .protocol import as_dual_array
-from .numpy_overloads import cannot, dualad_templates_first, is_none, is_vector
-from .overloads import ARRAYS, DUALS, first_of, new_array, one_element_type, second_of
-from .types import (DualMatrixType, compiled_only, element_of, load_entry, make_dual_matrix, store_element,
-                    store_entry, zero_element)
+from .numpy_overloads import cannot, dualad_templates_first, is_none, is_vector, stacked
+from .overloads import ARRAYS, DUALS, SCALARS, first_of, new_array, one_element_type, second_of
+from .types import (NUMBER, DualMatrixType, compiled_only, element_of, has_dual, load_entry, make_dual_matrix,
+                    store_element, store_entry, zero_element)
 
 MATRICES = (DualMatrixType,)
 
@@ -364,20 +364,51 @@ def _same_length(array, shape):
 
 
 # ---- joining vectors into a matrix ------------------------------------------------------------------
+def _scalar_row(t):
+    """A tuple or list of numbers and scalar duals: one row of np.array([[a, b], [c, d]])."""
+    return (isinstance(t, types.BaseTuple) and len(t) > 0 and all(isinstance(m, SCALARS + NUMBER) for m in t)) or (
+        isinstance(t, types.List) and isinstance(t.dtype, SCALARS + NUMBER))
+
+
 def _rows_of(arrays, what):
-    """Whether arrays is a tuple or list of 1-D arrays with duals among them (the rows of a
-    matrix); a TypingError for tuples mixing duals with anything else."""
+    """Whether arrays is a tuple or list of rows, 1-D arrays or tuples/lists of scalars, with
+    duals among them (the rows of a matrix); a TypingError for tuples mixing duals with
+    anything else."""
     if (isinstance(arrays, types.BaseTuple) and any(isinstance(t, MATRICES) for t in arrays)) or (
             isinstance(arrays, types.List) and isinstance(arrays.dtype, MATRICES)):
         cannot(f"{what} of 2-D arrays of duals is not compiled (it joins 1-D arrays into a "
                "matrix): allocate the result, np.zeros((m, k)), and assign the blocks "
                "(out[:m1] = a), or pass jit=False")
-    if isinstance(arrays, types.BaseTuple) and any(isinstance(t, ARRAYS) for t in arrays):
-        if not all(_is_1d(t) for t in arrays):
-            raise TypingError(f"{what} of duals joins 1-D arrays in compiled code, got {arrays}")
-        one_element_type(tuple(arrays), what)
+    if isinstance(arrays, types.BaseTuple) and any(isinstance(t, ARRAYS) or (_scalar_row(t) and has_dual(t))
+                                                   for t in arrays):
+        if not all(_is_1d(t) or _scalar_row(t) for t in arrays):
+            raise TypingError(f"{what} of duals joins 1-D arrays (or tuples of scalars) in compiled "
+                              f"code, got {arrays}")
+        one_element_type([element_of(t) for t in arrays if has_dual(t)], what)
         return True
-    return isinstance(arrays, types.List) and isinstance(arrays.dtype, ARRAYS)
+    return isinstance(arrays, types.List) and (isinstance(arrays.dtype, ARRAYS) or (
+        _scalar_row(arrays.dtype) and has_dual(arrays.dtype)))
+
+
+as_row = compiled_only("numpy_matrix", "as_row")  # (row): a 1-D array of a row of _rows_of
+
+
+@overload(as_row)
+def _as_row(row):
+    if not isinstance(row, types.BaseTuple):
+        return lambda row: row  # an array, or a list (indexable as it is)
+    if has_dual(row):
+        return lambda row: stacked(row)
+    count = len(row)
+
+    def floats(row):
+        out = np.empty(count)
+        k = 0
+        for item in literal_unroll(row):
+            out[k] = item
+            k += 1
+        return out
+    return floats
 
 
 rows_matrix = compiled_only("numpy_matrix", "rows_matrix")  # (arrays): the matrix of these rows
@@ -388,10 +419,10 @@ def _rows_matrix(arrays):
     """The matrix whose rows are `arrays` (a tuple or list of 1-D arrays)."""
     if isinstance(arrays, types.List):
         def from_list(arrays):
-            cols = len(arrays[0])
+            cols = len(as_row(arrays[0]))
             out = new_matrix(arrays, len(arrays), cols)
             for i in range(len(arrays)):
-                row = arrays[i]
+                row = as_row(arrays[i])
                 if len(row) != cols:
                     raise ValueError("all the input arrays must have the same length")
                 for j in range(cols):
@@ -401,10 +432,11 @@ def _rows_matrix(arrays):
     count = len(arrays)
 
     def from_tuple(arrays):
-        cols = len(arrays[0])
+        cols = len(as_row(arrays[0]))
         out = new_matrix(arrays, count, cols)
         zero, i = zero_element(arrays), 0
-        for row in literal_unroll(arrays):
+        for item in literal_unroll(arrays):
+            row = as_row(item)
             if len(row) != cols:
                 raise ValueError("all the input arrays must have the same length")
             for j in range(cols):
@@ -577,6 +609,10 @@ def _cov_impl(m, y, rowvar, bias, ddof):
     if isinstance(m, MATRICES):
         def matrix(m, y=None, rowvar=True, bias=False, ddof=None):
             x = m if rowvar else m.T
+            if x.shape[0] == 1:  # NumPy's result would be 0-d: numba's own cov refuses it too
+                raise ValueError("np.cov/np.corrcoef of a 2-D array with a single variable in "
+                                 "compiled code: NumPy's result is 0-d, which a 2-D result type "
+                                 "cannot be; pass the variable as a 1-D array (m[0])")
             return _covariance(x, _ddof_of(bias, ddof))
         return matrix, False
     if is_none(y):

@@ -19,13 +19,14 @@ from numba.core.errors import TypingError
 from ..primitives import subscribe
 from ..rules import RULES
 from . import tracer
-from .active import primal_of
+from .active import one_operand, primal_of
 from .cache import overload, register_jitable
-from .overloads import (ARRAYS, DUALS, RULE_JIT, SCALARS, element_or_whole, entry_points,
-                        first_of, new_array, one_element_type, second_of)
+from .intrinsics import tuple_scale
+from .overloads import (ARRAYS, DUALS, RULE_JIT, SCALARS, element_or_whole, entry_points, eps2_of,
+                        first_of, new_array, one_element_type, rebuild, second_of)
 from .protocol import as_dual_array, scalar_pair, sequence_of
-from .types import (NUMBER, DualArrayType, DualMatrixType, TracerType, compiled_only, element_of,
-                    make_dual_array, store_element, zero_element)
+from .types import (NUMBER, ActiveType, DualArrayType, DualMatrixType, DualType, HyperDualType, TracerType,
+                    compiled_only, element_of, make_dual, make_dual_array, store_element, zero_element)
 
 
 def cannot(message):
@@ -277,6 +278,28 @@ def with_value(out, value):
     if v == value or (np.isnan(v) and np.isnan(value)) or not (np.isfinite(v) and np.isfinite(value)):
         return out
     return out - (v - value)
+
+
+nan_derivative = compiled_only("numpy_overloads", "nan_derivative")  # (x, value): see below
+
+
+@overload(nan_derivative)
+def _nan_derivative(x, value):
+    """`value` with a nan derivative in every direction x has one (x a scalar dual): the
+    registry's convention for a quantity that has no derivative there (lstsq's repeated
+    singular values), y = g(x) with g(x) = value and g'(x) = nan."""
+    if isinstance(x, DualType):
+        return lambda x, value: make_dual(float(value), tuple_scale(np.nan, x.partials))
+    if isinstance(x, HyperDualType):
+        return lambda x, value: rebuild(x, float(value), tuple_scale(np.nan, x.eps1),
+                                        tuple_scale(np.nan, eps2_of(x)), tuple_scale(np.nan, x.eps12))
+    if isinstance(x, TracerType):
+        return lambda x, value: tracer.linear(float(value), x)
+    if isinstance(x, ActiveType) and x.width:
+        return lambda x, value: one_operand(nan_derivative(x.value, value), x, np.nan)
+    if isinstance(x, ActiveType):
+        return lambda x, value: one_operand(float(value), x, np.nan)
+    return None
 
 
 whole = compiled_only("numpy_overloads", "whole")  # (axis): a ValueError unless None, 0 or -1

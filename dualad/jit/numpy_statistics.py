@@ -157,6 +157,24 @@ def _sort(a, axis=-1):
     return None
 
 
+@overload(np.partition)
+def _partition(a, kth):
+    """numba's partition of the values, the entries placed as functions/structure.partition:
+    the r-th smallest position (ties by position) takes the r-th smallest entry (ties by
+    input order)."""
+    if not isinstance(a, ARRAYS):
+        return None
+
+    def partition(a, kth):
+        positions = order(np.partition(a.values, kth))
+        entries = order(a.values)
+        out = new_array(a, len(a))
+        for r in range(len(a)):
+            store_element(out, positions[r], a[entries[r]])
+        return out
+    return partition
+
+
 @register_jitable
 def order_statistic(a, p, value):
     """The order statistic at fractional position p (0 … n-1) of a, as
@@ -462,6 +480,6 @@ for _func, _variance_of, _root in ((np.var, variance, _itself), (np.std, varianc
 # numba's own templates of these functions, tried first, would call np.asarray on a scalar dual
 # (np.interp) and stop at its `cannot` error before reaching ours
 dualad_templates_first((np.mean, np.var, np.std, np.average, np.cumsum, np.cumprod, np.diff,
-                        np.sort, np.median, np.quantile, np.percentile, np.linalg.norm,
+                        np.sort, np.partition, np.median, np.quantile, np.percentile, np.linalg.norm,
                         np.linspace, np.interp, np.nansum, np.nanprod, np.nancumsum,
                         np.nancumprod, np.nanmax, np.nanmin, np.nanmean, np.nanvar, np.nanstd))

@@ -16,7 +16,7 @@ from numba.core import types
 from numba.core.errors import TypingError
 
 from .cache import overload, overload_attribute, overload_method, register_jitable
-from .numpy_overloads import cannot, copied, dualad_templates_first, is_vector, primal, whole
+from .numpy_overloads import cannot, copied, dualad_templates_first, is_none, is_vector, primal, whole
 from .overloads import (ARRAYS, DUALS, SCALARS, element_or_whole, first_of, length_of, new_array,
                         one_element_type, second_of)
 from .numpy_matrix import reshape_dual
@@ -70,7 +70,18 @@ def _reshaped(a, shape):
 
 overload(np.reshape)(lambda a, shape: (lambda a, shape: reshaped(a, shape))
                      if isinstance(a, ARRAYS + (DualMatrixType,)) else None)
-overload_method(DualMatrixType, "reshape")(lambda a, shape: lambda a, shape: reshaped(a, shape))
+
+
+def _reshape_method(a, shape, cols=None):
+    """a.reshape(shape) and, as NumPy's method, a.reshape(m, k): the shape as separate ints
+    (arrays of duals have at most 2 dimensions in compiled code)."""
+    if is_none(cols):
+        return lambda a, shape, cols=None: reshaped(a, shape)
+    return lambda a, shape, cols=None: reshaped(a, (shape, cols))
+
+
+for _array_type in ARRAYS + (DualMatrixType,):
+    overload_method(_array_type, "reshape")(_reshape_method)
 
 
 @overload(np.flip)
@@ -450,7 +461,7 @@ def _on_values(func, arity):
                    if isinstance(a, DUALS) or isinstance(b, DUALS) else None)
 
 
-VALUE_ONLY = {np.argmax: 1, np.argmin: 1, np.argsort: 1, np.count_nonzero: 1, np.nonzero: 1,
+VALUE_ONLY = {np.argmax: 1, np.argmin: 1, np.argsort: 1, np.argpartition: 2, np.count_nonzero: 1, np.nonzero: 1,
               np.flatnonzero: 1, np.any: 1, np.all: 1, np.shape: 1, np.size: 1,
               np.searchsorted: 2, np.isclose: 2, np.allclose: 2, np.array_equal: 2,
               np.iscomplexobj: 1, np.isrealobj: 1}
@@ -475,7 +486,7 @@ METHODS = {"sum": (np.sum, 0), "prod": (np.prod, 0), "mean": (np.mean, 0), "max"
            "argmax": (np.argmax, 0), "argmin": (np.argmin, 0), "argsort": (np.argsort, 0),
            "any": (np.any, 0), "all": (np.all, 0),
            "dot": (np.dot, 1), "take": (np.take, 1), "repeat": (np.repeat, 1),
-           "reshape": (reshaped, 1), "clip": (np.clip, 2)}
+           "clip": (np.clip, 2)}
 
 
 def _method(func, arity):

@@ -346,9 +346,18 @@ def element_of(t):
         return element_of(t.instance_type)
     if isinstance(t, types.BaseTuple):
         for member in t:
-            if isinstance(member, _FORWARD_ARRAYS + (ActiveArrayType, DualType, HyperDualType, ActiveType)):
+            if has_dual(member):  # (nested: the rows of np.array([[a, b], [c, d]]))
                 return element_of(member)
     raise TypingError(f"{t} is not a dual number or an array of them")
+
+
+def has_dual(t):
+    """Whether t is a dual (scalar or array) or a tuple or list holding one, at any depth."""
+    if isinstance(t, _FORWARD_ARRAYS + (ActiveArrayType, DualMatrixType, DualType, HyperDualType, ActiveType)):
+        return True
+    if isinstance(t, types.BaseTuple):
+        return any(has_dual(member) for member in t)
+    return isinstance(t, types.List) and has_dual(t.dtype)
 
 
 def _component_pointers(context, builder, array_type, array_value, indices):

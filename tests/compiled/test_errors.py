@@ -29,12 +29,12 @@ def test_a_dual_stored_in_a_float_array_it_did_not_allocate_names_the_fix():
 
 
 @numba.njit
-def _uses_partition(x):
-    return np.partition(x, 1)[-1] * x[0]  # no compiled entry (docs/numpy.md)
+def _uses_pad(x):
+    return np.pad(x, 1)[-2] * x[0]  # no compiled entry (docs/numpy.md)
 
 
 def test_uncompilable_function_names_the_operation_and_the_fix():
-    with pytest.raises(numba.core.errors.TypingError, match="(?s)partition.*jit=False"):
-        dualad.grad(_uses_partition)(X5)
+    with pytest.raises(numba.core.errors.TypingError, match="(?s)pad.*jit=False"):
+        dualad.grad(_uses_pad)(X5)
     x = np.array([2.0, 3.0])
-    np.testing.assert_array_equal(dualad.grad(_uses_partition, jit=False)(x), [3.0, 2.0])
+    np.testing.assert_array_equal(dualad.grad(_uses_pad, jit=False)(x), [3.0, 2.0])

@@ -33,7 +33,10 @@ def surface(x):
     rows = 0.0
     for row in range(3):
         rows += np.sum(m[row] * x)
-    return np.concatenate((e.ravel(), f.ravel(), g, h, (m > 0.6).ravel() * x[0], m.ravel(),
+    built = np.concatenate((np.array([[x[0], 1.0], [x[1] * x[2], x[2]]]).ravel(),  # nested lists
+                            np.array((x[:2], (x[2], 0.5))).ravel(), x.reshape(3, 1).ravel(),
+                            m.reshape(1, 9)[0]))
+    return np.concatenate((e.ravel(), f.ravel(), g, h, (m > 0.6).ravel() * x[0], m.ravel(), built,
                            np.stack((rows, len(m) * x[1], m.shape[1] * x[2], m.size * x[0]))))
 
 
@@ -60,6 +63,8 @@ def test_a_matrix_output_has_a_jacobian_shaped_like_the_python_paths(mode):
     jac = dualad.jacobian(model, mode=mode)(x)
     assert jac.shape == (2, 3, 3)
     np.testing.assert_allclose(jac, dualad.jacobian(model, mode=mode, jit=False)(x), rtol=1e-14)
+    sparse = dualad.jacobian(model, mode=mode, sparsity=True)(x)  # rows: the entries in C order
+    np.testing.assert_allclose(sparse.toarray(), jac.reshape(6, 3), rtol=1e-14)
     cotangent = np.arange(6.0).reshape(2, 3)
     value, pullback = dualad.vjp(model, x)
     np.testing.assert_allclose(pullback(cotangent)[0], np.einsum("ij,ijk->k", cotangent, jac), rtol=1e-14)
@@ -150,7 +155,14 @@ def cube(x):
     return buffer.ravel()
 
 
+@numba.njit
+def one_variable(x):
+    return np.cov(np.vstack((x,))).ravel()
+
+
 def test_what_cannot_be_differentiated_raises_an_error_naming_the_problem():
+    with pytest.raises(ValueError, match="single variable.*1-D array"):
+        dualad.jacobian(one_variable)(POINTS[0])  # NumPy: 0-d, numba: refused
     with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
         dualad.jacobian(inverse)(np.array([1.0, 2.0, 4.0]))  # exactly singular, as NumPy finds it
     with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
@@ -158,8 +170,6 @@ def test_what_cannot_be_differentiated_raises_an_error_naming_the_problem():
     x = POINTS[0]
     with pytest.raises(np.linalg.LinAlgError, match="not positive definite"):
         dualad.jacobian(factor)(x)
-    with pytest.raises(ValueError, match="first derivatives only.*jit=False"):
-        dualad.hessian(spectral_norm)(x)
     with pytest.raises(np.linalg.LinAlgError, match="repeated or zero singular values"):
         dualad.grad(spectral_norm)(x)  # the outer product has rank 1
     with pytest.raises(Exception, match="3-D array that receives duals.*1-D or 2-D"):
@@ -172,13 +182,30 @@ def spectrum(x):
     return np.sum(np.linalg.eigvalsh(a) ** 3)
 
 
-def test_eigh_is_compiled_to_first_order_and_says_so_beyond():
+@numba.njit
+def factors(x):
+    """eigh, eigvalsh, svd (tall and wide), qr (tall and wide) and the spectral norms."""
+    a = np.outer(x, x) + np.diag(x) + WIDE.T @ WIDE
+    w, v = np.linalg.eigh(a)
+    tall = WIDE.T * x[0] + np.outer(x, WIDE[:, 0]) ** 2
+    u, s, vt = np.linalg.svd(tall[:, :2].copy(), full_matrices=False)
+    q, r = np.linalg.qr(tall.T[:, :2].copy())
+    q_wide, r_wide = np.linalg.qr(tall.T.copy())
+    return (np.sum(np.linalg.eigvalsh(a, UPLO="U") ** 3) + np.sum(v[:, 0] * x) ** 2 + np.sum(v * v[::-1])
+            + np.sum(s ** 3) + np.sum(u[:, 0] * x) * np.sum(vt[1] * x[:2]) + np.sum(w * s[0])
+            + np.sum(q * np.sin(tall.T[:, :2])) + np.sum(r ** 2 * x[0]) + np.sum(q_wide * r_wide[:, :2])
+            + np.linalg.norm(tall, 2) + np.linalg.norm(tall.T, "nuc") + np.linalg.norm(tall, -2))
+
+
+def test_eigh_svd_qr_are_exact_to_second_order():
+    """NumPy's factors refined on the duals (Jacobi rotations, Cholesky re-orthonormalisation)
+    differentiate at every compiled order: hyper-dual Hessian and forward-over-reverse hvp
+    equal the Python path's."""
     x = POINTS[0]
-    for mode in ("forward", "reverse"):
-        np.testing.assert_allclose(dualad.grad(spectrum, mode=mode)(x),
-                                   dualad.grad(spectrum, jit=False)(x), rtol=1e-12)
-    with pytest.raises(NotImplementedError, match="first derivatives only.*jit=False"):
-        dualad.hessian(spectrum)(x)
+    expected = dualad.hessian(factors, jit=False)(x)
+    np.testing.assert_allclose(dualad.hessian(factors)(x), expected, rtol=1e-11, atol=1e-12)
+    v = np.array([0.3, -1.0, 0.5])
+    np.testing.assert_allclose(dualad.hvp(factors)(x, v), expected @ v, rtol=1e-11, atol=1e-12)
     with pytest.raises(np.linalg.LinAlgError, match="repeated eigenvalues"):
         dualad.grad(spectrum)(np.array([1.0, 0.0, 0.0]))  # diag(2, 0, 0): 0 twice
     with pytest.raises(np.linalg.LinAlgError, match="repeated eigenvalues"):

@@ -75,7 +75,8 @@ def structure(x):
                    len(np.nonzero(x)[0]) + len(np.flatnonzero(x)) + np.any(x) + np.all(x) +
                    np.searchsorted(np.sort(x), 0.4) + np.shape(x)[0] + np.size(x) +
                    np.isclose(x, W)[1] + np.allclose(x, W) + np.array_equal(x, x) +
-                   np.isreal(x)[0] + np.iscomplex(x)[1] + np.isrealobj(x) + np.iscomplexobj(x))
+                   np.isreal(x)[0] + np.iscomplex(x)[1] + np.isrealobj(x) + np.iscomplexobj(x) +
+                   np.max(np.argpartition(x, 2)))  # numba orders the entries unlike NumPy
     return np.concatenate((
         np.copy(x), np.ravel(x), np.reshape(x, -1), np.atleast_1d(x), np.flip(x),
         np.take(x, IDX), np.repeat(x, 2), np.repeat(x, REP), np.tile(x, 2), np.append(x, 1.0),
@@ -85,6 +86,8 @@ def structure(x):
         np.insert(x, IDX, x[0]), np.insert(W, 4, x[1]), np.insert(x, np.array([1, -1]), W[:2]),
         np.split(x, 2)[1], np.array_split(x, 3)[0], np.split(x, np.array([1, 3]))[1],
         np.hsplit(x, 2)[0],
+        # the entries at and before kth are the same whatever the arrangement (numba's, NumPy's)
+        np.partition(x, 2)[:3], np.partition(x * x, (1, 3))[3:4],
         np.select([x > 0.5, x < 0.1], [x * 2.0, x ** 2], 0.3),
         np.stack((np.inner(x, W), np.vdot(x, x), np.take(x, 1), np.round(x[0] * 3.0) * x[1]))))
 
@@ -129,6 +132,7 @@ def linear_algebra(x):
     a = np.outer(x, x) + np.diag(x * x + 1.0) + 0.1 * WIDE.T @ WIDE
     sign, logdet = np.linalg.slogdet(a)
     samples = np.vstack((x, x * x, np.sin(x)))
+    tall_solution, tall_residuals, rank, tall_s = np.linalg.lstsq(a[:, :2], np.cos(x))
     return np.concatenate((
         np.linalg.solve(a, x * 3.0 - 1.0), np.linalg.solve(a, WIDE.T).ravel(),
         np.linalg.inv(a).ravel(), np.linalg.cholesky(a).ravel(),
@@ -143,6 +147,8 @@ def linear_algebra(x):
         np.abs(np.linalg.svd(a[:2], False)[2]).ravel(), np.linalg.svd(a[:2], False)[1],
         np.linalg.pinv(a[:, :3]).ravel(), np.linalg.pinv(a[:2], 1e-10).ravel(), np.linalg.pinv(a)[0],
         np.cov(samples).ravel(), np.cov(x, x * x).ravel(), np.corrcoef(samples).ravel(),
+        tall_solution, tall_residuals * rank, tall_s, np.linalg.lstsq(a[:2], x[:2])[0],
+        np.linalg.lstsq(a, WIDE.T, 1e-10)[0].ravel(), np.linalg.lstsq(WIDE.T, x * x)[0],
         np.cov(samples, rowvar=False, ddof=0).ravel(), np.corrcoef(x, np.cos(x)).ravel(),
         np.stack((np.linalg.det(a), logdet * sign, np.linalg.norm(a), np.linalg.norm(a, "fro"),
                   np.linalg.norm(a, 1), np.linalg.norm(a, -1), np.linalg.norm(a, np.inf),
@@ -167,7 +173,7 @@ EXERCISED = {
                 np.searchsorted, np.shape, np.size, np.isclose, np.allclose,
                 np.array_equal, np.delete, np.take_along_axis, np.round, np.around, np.insert,
                 np.split, np.array_split, np.select, np.isreal, np.iscomplex, np.isrealobj,
-                np.iscomplexobj},
+                np.iscomplexobj, np.partition, np.argpartition},
     matrices: {np.outer, np.kron, np.diag, np.diagonal, np.tril, np.triu, np.trace, np.vstack,
                np.column_stack, np.transpose, np.diagflat, np.flipud, np.fliplr, np.rot90,
                np.swapaxes, np.atleast_2d, np.expand_dims, np.broadcast_to, np.moveaxis, np.hsplit,
@@ -175,7 +181,7 @@ EXERCISED = {
     linear_algebra: {np.linalg.solve, np.linalg.inv, np.linalg.cholesky, np.linalg.det,
                      np.linalg.slogdet, np.linalg.matrix_power, np.linalg.eigh,
                      np.linalg.eigvalsh, np.linalg.qr, np.linalg.svd, np.linalg.pinv, np.cov,
-                     np.corrcoef},
+                     np.corrcoef, np.linalg.lstsq},
 }
 
 
