@@ -76,8 +76,7 @@ def _joining(func):
 
 
 for _func in (np.concatenate, np.stack, np.hstack, np.vstack, np.dstack, np.column_stack):
-    selection(_func, compiled=_func in (np.concatenate, np.stack, np.hstack, np.vstack,
-                                        np.column_stack))(_joining(_func))
+    selection(_func, compiled=True)(_joining(_func))
 
 
 @selection(np.append, compiled=True)
@@ -114,7 +113,7 @@ def atleast_2d(*arrays):
     return out[0] if len(out) == 1 else out
 
 
-@composition(np.atleast_3d)
+@composition(np.atleast_3d, compiled=True)
 def atleast_3d(*arrays):
     def three(a):
         shape = np.shape(a)
@@ -187,7 +186,7 @@ def vsplit(ary, indices_or_sections):
     return _split(ary, indices_or_sections, 0, equal=True)
 
 
-@composition(np.dsplit)
+@composition(np.dsplit, compiled=True)
 def dsplit(ary, indices_or_sections):
     if np.ndim(ary) < 3:
         raise ValueError("dsplit only works on arrays of 3 or more dimensions")

@@ -39,9 +39,9 @@ from .overloads import ARRAYS, DUALS
 from .promote import promoting
 from .protocol import as_dual_array
 from .tuples import as_input, flat_input, hessian_like_input, input_size, shaped_like_input
-from .types import (READ_ONLY_INPUT, DualArrayType, DualMatrixType, DualType, HyperDualType, SeedArrayType, compiled_only,
-                    make_dual, make_dual_array, make_hyper, make_hyper_seed_array, make_hyper_sym,
-                    make_seed_array)
+from .types import (READ_ONLY_INPUT, DualArrayType, DualMatrixType, DualTensorType, DualType,
+                    HyperDualType, SeedArrayType, compiled_only, make_dual, make_dual_array, make_hyper,
+                    make_hyper_seed_array, make_hyper_sym, make_seed_array)
 
 # Partials per forward pass. Inside njit code a kernel's width is fixed when it compiles
 # (numba compiles every branch a kernel could take at run time): DEFAULT_CHUNK. Called from
@@ -213,14 +213,14 @@ def _out_eps12(out, k):
 def _out_value(out):
     if isinstance(out, DualType):
         return lambda out: out.value
-    if isinstance(out, ARRAYS + (DualMatrixType,)):
+    if isinstance(out, ARRAYS + (DualMatrixType, DualTensorType)):
         return lambda out: out.values.copy()
     if isinstance(out, (types.Float, types.Integer)):
         return lambda out: float(out)
     if isinstance(out, types.Array) and isinstance(out.dtype, (types.Float, types.Integer)):
         return lambda out: out.astype(np.float64)
     raise TypingError(f"the differentiated function returned {out}: dualad differentiates "
-                      "functions that return a float or a 1-D or 2-D array of floats")
+                      "functions that return a float or a 1-D, 2-D or 3-D array of floats")
 
 
 @overload(out_partial)
@@ -231,6 +231,8 @@ def _out_partial(out, k):
         return lambda out, k: as_dual_array(out).components[:, k].copy()
     if isinstance(out, DualMatrixType) and isinstance(out.element, DualType):
         return lambda out, k: out.components[:, :, k].copy()
+    if isinstance(out, DualTensorType) and isinstance(out.element, DualType):
+        return lambda out, k: out.components[:, :, :, k].copy()
     if isinstance(out, (types.Float, types.Integer)):
         return lambda out, k: 0.0
     if isinstance(out, types.Array):
@@ -306,9 +308,34 @@ def _with_hint(kernel):
                 err.patch_message(message)
                 raise
             raise type(err)(message) from err
+        except AttributeError as err:
+            call = _failed_call(err)
+            if call is None:
+                raise
+            if kernel.py_func.__code__.co_flags & inspect.CO_VARARGS:
+                args = args[:-1] + tuple(args[-1])
+            report = f"{call}: numba's own implementation does not take arrays of duals ({err})"
+            raise TypingError(_explained(report, getattr(kernel, "__dualad_python__", None), args)) from err
 
     kernel._compile_for_args = compile_with_hint
     return kernel
+
+
+def _failed_call(err):
+    """The call numba was typing when err escaped from one of its own templates (numba's
+    np.convolve reads .dtype of its arguments, which arrays of duals lack, and numba passes
+    the AttributeError on), as "name(argument types)": the outermost NumPy function among
+    the calls being typed, else the innermost call; None when it did not come from typing."""
+    calls, tb = [], err.__traceback__
+    while tb is not None:
+        names = tb.tb_frame.f_locals
+        if "fnty" in names and "pos_args" in names:  # numba's TypeInferer.resolve_call
+            key = getattr(names["fnty"], "typing_key", names["fnty"])
+            text = f"{getattr(key, '__name__', key)}({', '.join(map(str, names['pos_args']))})"
+            calls.append((getattr(key, "__module__", None) or "", text))
+        tb = tb.tb_next
+    numpy_calls = [text for module, text in calls if module.split(".")[0] == "numpy"]
+    return numpy_calls[0] if numpy_calls else (calls[-1][1] if calls else None)
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")

@@ -25,10 +25,10 @@ from .cache import overload, overload_attribute, overload_method, register_jitab
 from .overloads import (ARRAYS, DUALS, IN_PLACE, RULE_JIT, entry_points, first_of, in_place_target,
                         new_array, one_element_type, second_of, snapshot)
 from .protocol import checked_index
-from .types import (NUMBER, DualMatrixType, compiled_only, element_of, load_entry,
+from .types import (NUMBER, DualMatrixType, DualTensorType, compiled_only, element_of, load_entry,
                     make_dual_array, make_dual_matrix, store_element, store_entry)
 
-__all__ = ["MATRIX", "new_matrix", "flat", "is_float_matrix", "matrix_elementwise", "access"]
+__all__ = ["MATRIX", "new_matrix", "flat", "is_float_matrix", "matrix_elementwise", "access", "broadcast_axis"]
 
 MATRIX = DualMatrixType
 
@@ -43,7 +43,7 @@ new_matrix = compiled_only("matrix", "new_matrix")  # (like, m, k): an uninitial
 
 @overload(new_matrix)
 def _new_matrix(like, m, k):
-    if isinstance(like, DUALS + (DualMatrixType, types.BaseTuple, types.List)):
+    if isinstance(like, DUALS + (DualMatrixType, DualTensorType, types.BaseTuple, types.List)):
         width = DualMatrixType(element_of(like)).width
         return lambda like, m, k: make_dual_matrix(np.empty((m, k)), np.empty((m, k, width)), like)
     return None
@@ -207,7 +207,8 @@ def _fill_block(block, item):
 
 
 # ---- elementwise: every rule, NumPy's broadcasting of (m, k) with (k,) and scalars ----------------------
-_entry = register_jitable(lambda a, i, j: a[i, j])
+# an axis of length 1 broadcasts (NumPy's rule): its index is 0
+_entry = register_jitable(lambda a, i, j: a[i if a.shape[0] != 1 else 0, j if a.shape[1] != 1 else 0])
 _in_row = register_jitable(lambda a, i, j: a[j])
 _scalar = register_jitable(lambda a, i, j: a)
 _shape_2 = register_jitable(lambda a: a.shape)
@@ -225,13 +226,19 @@ def access(t):
 
 
 @register_jitable
+def broadcast_axis(a, b):
+    """The broadcast length of one axis, -1 where an operand has none (NumPy's rule: equal
+    lengths, or 1)."""
+    if a == -1 or a == b or (a == 1 and b != -1):
+        return b if b != -1 else a
+    if b == -1 or b == 1:
+        return a
+    raise ValueError("operands could not be broadcast together")
+
+
+@register_jitable
 def _broadcast(sa, sb):
-    rows = max(sa[0], sb[0])
-    cols = max(sa[1], sb[1])
-    for s in (sa, sb):
-        if (s[0] != -1 and s[0] != rows) or (s[1] != -1 and s[1] != cols):
-            raise ValueError("operands could not be broadcast together")
-    return rows, cols
+    return broadcast_axis(sa[0], sb[0]), broadcast_axis(sa[1], sb[1])
 
 
 def _meets_matrix(arg_types):

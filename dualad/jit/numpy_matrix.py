@@ -25,11 +25,12 @@ from numba.core.errors import TypingError
 
 from .cache import overload, overload_method, register_jitable
 from .matrix import access, flat, is_float_matrix, new_matrix
+from .tensor import tensor_flat, to_tensor
 from .protocol import as_dual_array
 from .numpy_overloads import cannot, dualad_templates_first, is_none, is_vector, stacked
 from .overloads import ARRAYS, DUALS, SCALARS, first_of, new_array, one_element_type, second_of
-from .types import (NUMBER, DualMatrixType, compiled_only, element_of, has_dual, load_entry, make_dual_matrix,
-                    store_element, store_entry, zero_element)
+from .types import (NUMBER, DualMatrixType, DualTensorType, compiled_only, element_of, has_dual,
+                    load_entry, make_dual_matrix, store_element, store_entry, zero_element)
 
 MATRICES = (DualMatrixType,)
 
@@ -376,6 +377,8 @@ def _rows_of(arrays, what):
     anything else."""
     if (isinstance(arrays, types.BaseTuple) and any(isinstance(t, MATRICES) for t in arrays)) or (
             isinstance(arrays, types.List) and isinstance(arrays.dtype, MATRICES)):
+        if what in ("np.stack", "np.array", "np.asarray"):
+            return False  # a 3-D array: numpy_tensor.py's
         cannot(f"{what} of 2-D arrays of duals is not compiled (it joins 1-D arrays into a "
                "matrix): allocate the result, np.zeros((m, k)), and assign the blocks "
                "(out[:m1] = a), or pass jit=False")
@@ -531,14 +534,21 @@ overload_method(DualMatrixType, "sum")(lambda a, axis=None: lambda a, axis=None:
 
 # ---- reshape between 1-D and 2-D -----------------------------------------------------------------------
 def reshape_dual(a, shape):
-    """np.reshape / a.reshape with a matrix on one side (numpy_structure.reshaped calls it)."""
-    if isinstance(a, MATRICES):
-        if isinstance(shape, types.Integer) or (isinstance(shape, types.BaseTuple) and len(shape) == 1):
-            return lambda a, shape: np.reshape(flat(a), shape)
-        if isinstance(shape, types.BaseTuple) and len(shape) == 2:
-            return lambda a, shape: _to_matrix(flat(a), shape)
-    elif isinstance(shape, types.BaseTuple) and len(shape) == 2:
+    """np.reshape / a.reshape with a matrix or a 3-D array on one side (numpy_structure.reshaped
+    calls it): through the entries in C order, a view where they lie at one stride."""
+    dims = len(shape) if isinstance(shape, types.BaseTuple) else 1
+    if isinstance(a, MATRICES + (DualTensorType,)):
+        entries = flat if isinstance(a, MATRICES) else tensor_flat
+        if dims == 1:
+            return lambda a, shape: np.reshape(entries(a), shape)
+        if dims == 2:
+            return lambda a, shape: _to_matrix(entries(a), shape)
+        if dims == 3:
+            return lambda a, shape: to_tensor(entries(a), shape)
+    elif dims == 2:
         return lambda a, shape: _to_matrix(a, shape)
+    elif dims == 3:
+        return lambda a, shape: to_tensor(a, shape)
     return None
 
 

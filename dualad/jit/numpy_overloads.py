@@ -444,12 +444,12 @@ def _array_with_scalar(entry, rule):
         if not (first or (isinstance(b, types.Array) and isinstance(a, SCALARS))) or (first and in_place):
             return None
         array, scalar = (a, b) if first else (b, a)
-        if array.ndim == 2:
-            return None  # matrix.py's
+        if array.ndim in (2, 3) and isinstance(array.dtype, NUMBER):
+            return None  # matrix.py's and tensor.py's
         if not (array.ndim == 1 and isinstance(array.dtype, NUMBER)):
             cannot(f"{name}: a {array.ndim}-D array of {array.dtype} meets a dual ({scalar}), and "
-                   "arrays of duals are 1-D or 2-D in compiled code: work on a flat copy "
-                   "(x.ravel()) or matrix by matrix, or pass jit=False")
+                   "arrays of duals have 1 to 3 dimensions in compiled code: work on a flat copy "
+                   "(x.ravel()) or slice by slice, or pass jit=False")
         get_a, get_b = element_or_whole[first], element_or_whole[not first]
         pick_array, pick_scalar = (first_of, second_of) if first else (second_of, first_of)
 

@@ -20,7 +20,7 @@ from .numpy_overloads import cannot, copied, dualad_templates_first, is_none, is
 from .overloads import (ARRAYS, DUALS, SCALARS, element_or_whole, first_of, length_of, new_array,
                         one_element_type, second_of)
 from .numpy_matrix import reshape_dual
-from .types import NUMBER, DualMatrixType, compiled_only, store_element, zero_element
+from .types import NUMBER, DualMatrixType, DualTensorType, compiled_only, store_element, zero_element
 
 
 def _vector(t):
@@ -64,23 +64,25 @@ def _reshaped(a, shape):
         return flat
     if isinstance(shape, types.BaseTuple) and len(shape) == 1:
         return lambda a, shape: reshaped(a, shape[0])
-    cannot(f"np.reshape of an array of duals to {shape}: arrays of duals are 1-D or 2-D in "
-           "compiled code; index a flat array ([(i * k + j) * p + q] for [i, j, q])")
+    cannot(f"np.reshape of an array of duals to {shape}: arrays of duals have 1 to 3 dimensions "
+           "in compiled code; index a flat array ([((i * k + j) * p + q) * r + s] for [i, j, q, s])")
 
 
 overload(np.reshape)(lambda a, shape: (lambda a, shape: reshaped(a, shape))
-                     if isinstance(a, ARRAYS + (DualMatrixType,)) else None)
+                     if isinstance(a, ARRAYS + (DualMatrixType, DualTensorType)) else None)
 
 
-def _reshape_method(a, shape, cols=None):
-    """a.reshape(shape) and, as NumPy's method, a.reshape(m, k): the shape as separate ints
-    (arrays of duals have at most 2 dimensions in compiled code)."""
-    if is_none(cols):
-        return lambda a, shape, cols=None: reshaped(a, shape)
-    return lambda a, shape, cols=None: reshaped(a, (shape, cols))
+def _reshape_method(a, shape, second=None, third=None):
+    """a.reshape(shape) and, as NumPy's method, a.reshape(m, k[, p]): the shape as separate
+    ints (arrays of duals have at most 3 dimensions in compiled code)."""
+    if is_none(second):
+        return lambda a, shape, second=None, third=None: reshaped(a, shape)
+    if is_none(third):
+        return lambda a, shape, second=None, third=None: reshaped(a, (shape, second))
+    return lambda a, shape, second=None, third=None: reshaped(a, (shape, second, third))
 
 
-for _array_type in ARRAYS + (DualMatrixType,):
+for _array_type in ARRAYS + (DualMatrixType, DualTensorType):
     overload_method(_array_type, "reshape")(_reshape_method)
 
 

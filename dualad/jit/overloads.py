@@ -29,7 +29,7 @@ from . import cache, tracer
 from .active import constant, one_operand, two_operands
 from .cache import overload, register_jitable
 from .types import (ARRAYS, NUMBER, READ_ONLY_INPUT, ActiveArrayType, ActiveType, DualArrayType,
-                    DualMatrixType, DualType, HyperDualType, HyperSeedArrayType, SeedArrayType,
+                    DualMatrixType, DualTensorType, DualType, HyperDualType, HyperSeedArrayType, SeedArrayType,
                     TracerType, element_of, make_dual, make_dual_array, make_dual_matrix,
                     make_hyper, make_hyper_sym, store_element)
 from .intrinsics import tuple_axpy, tuple_outer_axpy, tuple_scale, tuple_zero
@@ -352,7 +352,7 @@ def new_array(like, m):
 
 @overload(new_array)
 def _new_array(like, m):
-    if isinstance(like, DUALS + (DualMatrixType, types.BaseTuple, types.List)):
+    if isinstance(like, DUALS + (DualMatrixType, DualTensorType, types.BaseTuple, types.List)):
         width = DualArrayType(element_of(like)).width
         return lambda like, m: make_dual_array(np.empty(m), np.empty((m, width)), like)
     return None

@@ -6,8 +6,8 @@
 numba types a variable from its definition alone, so `np.zeros(m)` is a float array before
 any dual reaches it, and the store fails. Kernels call `promoting(f)`: a copy of the user's
 dispatcher (the user's own f is untouched) whose type inference, when typing fails, types
-f once more without raising, finds each store of a dual into a 1-D or 2-D float64 array that f
-itself allocated (through assignments and phis), rewrites that allocation
+f once more without raising, finds each store of a dual into a 1-D, 2-D or 3-D float64 array
+that f itself allocated (through assignments and phis), rewrites that allocation
 
     a = np.zeros(m)   ->   a = promoted(np.zeros(m), Element)
 
@@ -15,8 +15,8 @@ itself allocated (through assignments and phis), rewrites that allocation
 zero) and types f again. Calls to other numba functions that fail to type are redirected
 to their promoting copies the same way. Typing that succeeds at once (every float
 specialisation, dual code that needs nothing) is numba's own and costs nothing more.
-A 2-D allocation becomes a DualMatrix (matrix.py). A store that cannot be promoted (a 3-D
-or integer allocation) is a TypingError naming the
+A 2-D allocation becomes a DualMatrix (matrix.py), a 3-D one a DualTensor (tensor.py). A
+store that cannot be promoted (a 4-D or integer allocation) is a TypingError naming the
 allocation and the rewrite; one into an array f did not allocate keeps protocol.py's.
 """
 
@@ -33,7 +33,8 @@ from numba.core.typed_passes import NopythonTypeInference, type_inference_stage
 
 from .cache import overload
 from .overloads import DUALS
-from .types import DualArrayType, DualMatrixType, compiled_only, element_of, make_dual_array, make_dual_matrix
+from .types import (DualArrayType, DualMatrixType, DualTensorType, compiled_only, element_of, make_dual_array,
+                    make_dual_matrix, make_dual_tensor)
 
 __all__ = ["promoting", "promoted", "ALLOCATORS"]
 
@@ -43,12 +44,16 @@ __all__ = ["promoting", "promoted", "ALLOCATORS"]
 ALLOCATORS = (np.zeros, np.empty, np.ones, np.full, np.zeros_like, np.empty_like, np.ones_like,
               np.full_like, np.copy, np.array, "array.copy")
 
+_WHOLE_ARRAYS = (DualMatrixType, DualTensorType)  # stored into a float array, they promote it too
+
 promoted = compiled_only("promote", "promoted")  # (values, Element): values as duals of Element
 
 
 @overload(promoted)
 def _promoted(values, element):
     width = DualArrayType(element_of(element)).width
+    if values.ndim == 3:
+        return lambda values, element: make_dual_tensor(values, np.zeros(values.shape + (width,)), element)
     if values.ndim == 2:
         return lambda values, element: make_dual_matrix(values, np.zeros(values.shape + (width,)), element)
     return lambda values, element: make_dual_array(values, np.zeros((len(values), width)), element)
@@ -118,7 +123,7 @@ def _rewrite(state):
             if not isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
                 continue
             target, value = typemap.get(stmt.target.name), typemap.get(stmt.value.name)
-            if not (isinstance(target, types.Array) and isinstance(value, DUALS + (DualMatrixType,))):
+            if not (isinstance(target, types.Array) and isinstance(value, DUALS + _WHOLE_ARRAYS)):
                 continue
             for call in _allocations(stmt.target, definitions, typemap, set()) or ():
                 allocation = assignments[id(call)]
@@ -186,12 +191,12 @@ def _check_promotable(allocation, typemap, value, loc):
     key = typemap[allocation.value.func.name].typing_key
     spelling = f"x.{key.split('.')[-1]}()" if isinstance(key, str) else f"np.{key.__name__}(...)"
     where = f"{spelling} (line {allocation.loc.line})"
-    if result.ndim > 2:
+    if result.ndim > 3:
         raise TypingError(
             f"{where} makes a {result.ndim}-D array that receives duals ({value}), and arrays of "
-            f"duals are 1-D or 2-D in compiled code: allocate it flat, np.zeros(m * k * p), store "
-            f"element [i, j, q] at [(i * k + j) * p + q] and reshape the result outside f; or pass "
-            "jit=False", loc=loc)
+            f"duals have 1 to 3 dimensions in compiled code: allocate it flat, np.zeros(m * k * p * r), "
+            f"store element [i, j, q, s] at [((i * k + j) * p + q) * r + s] and reshape the result "
+            "outside f; or pass jit=False", loc=loc)
     if result.dtype != types.float64:
         raise TypingError(
             f"{where} makes an array of {result.dtype} that receives duals ({value}): allocate it "

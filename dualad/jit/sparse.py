@@ -43,8 +43,9 @@ from .runtime import address_of, float_pointer
 from .tape import _taped, output_nodes, propagate
 from .tuples import flat_input
 from .tracer import CROSS, OTHER, SELF
-from .types import (TRACER, ActiveType, DualArrayType, DualMatrixType, DualType, compiled_only, make_active, make_dual,
-                    make_dual_active_array, make_dual_array, make_tracer, store_element)
+from .types import (TRACER, ActiveType, DualArrayType, DualMatrixType, DualTensorType, DualType,
+                    compiled_only, make_active, make_dual, make_dual_active_array, make_dual_array,
+                    make_tracer, store_element)
 
 __all__ = ["jacobian_pattern", "hessian_pattern", "jacfwd", "jacrev", "hessian"]
 
@@ -279,14 +280,14 @@ def _tangents_of(out, width):
         return lambda out, width: np.array(out.partials).reshape((1, w))
     if isinstance(out, DualArrayType) and isinstance(out.element, DualType):
         return lambda out, width: as_dual_array(out).components
-    if isinstance(out, DualMatrixType) and isinstance(out.element, DualType):  # rows of J: C order
+    if isinstance(out, (DualMatrixType, DualTensorType)) and isinstance(out.element, DualType):  # C order
         return lambda out, width: np.ascontiguousarray(out.components).reshape((out.size, w))
     if isinstance(out, (types.Float, types.Integer)):
         return lambda out, width: np.zeros((1, w))
-    if isinstance(out, types.Array) and out.ndim <= 2:
+    if isinstance(out, types.Array) and out.ndim <= 3:
         return lambda out, width: np.zeros((out.size, w))
-    raise TypingError(f"a compiled sparse Jacobian needs f to return a float or a 1-D or 2-D "
-                      f"array, not {out}")
+    raise TypingError(f"a compiled sparse Jacobian needs f to return a float or an array of 1 to "
+                      f"3 dimensions, not {out}")
 
 
 @register_jitable

@@ -37,6 +37,7 @@ from numba.core.errors import TypingError
 
 from . import overloads
 from .matrix import flat
+from .tensor import tensor_flat
 from .active import HEADER_SLOTS, NODE_SLOTS, node_slots
 from .cache import named, overload, register_jitable
 from .protocol import checked_index
@@ -44,8 +45,8 @@ from .kernels import compile_kernel, gradient_of, seeded_caller
 from .tuples import flat_input, shaped_like_input
 from .runtime import (address_of, drop, float_pointer, int_pointer, keep, pool_address,
                       try_lock, unlock)
-from .types import (READ_ONLY_INPUT, ActiveArrayType, ActiveType, DualMatrixType, compiled_only, make_active,
-                    make_active_array, make_dual_active_array)
+from .types import (READ_ONLY_INPUT, ActiveArrayType, ActiveType, DualMatrixType, DualTensorType,
+                    compiled_only, make_active, make_active_array, make_dual_active_array)
 
 __all__ = ["value_and_grad", "grad", "jacrev", "vjp"]
 
@@ -137,10 +138,12 @@ def _output_nodes(out):
         return entries
     if isinstance(out, DualMatrixType):
         return lambda out: output_nodes(flat(out))  # C order, as J's rows
-    if isinstance(out, types.Array) and out.ndim in (1, 2):
+    if isinstance(out, DualTensorType):
+        return lambda out: output_nodes(tensor_flat(out))
+    if isinstance(out, types.Array) and out.ndim in (1, 2, 3):
         return lambda out: (np.full(out.size, -1), np.zeros(out.size))
     raise TypingError(f"compiled reverse mode differentiates functions that return a float or a "
-                      f"1-D or 2-D array, not {out}; jit=False runs any output on the Python path")
+                      f"1-D, 2-D or 3-D array, not {out}; jit=False runs any output on the Python path")
 
 
 @overload(output_value)
@@ -149,7 +152,7 @@ def _output_value(out):
         return lambda out: out.value
     if isinstance(out, (types.Float, types.Integer)):
         return lambda out: float(out)
-    if isinstance(out, overloads.ARRAYS + (DualMatrixType,)):
+    if isinstance(out, overloads.ARRAYS + (DualMatrixType, DualTensorType)):
         return lambda out: out.values.copy()
     return lambda out: out.astype(np.float64)
 
@@ -162,8 +165,8 @@ def _as_vector(c):
         return lambda c: c
     if isinstance(c, types.Array) and c.ndim == 0:  # a scalar output's cotangent as NumPy has it
         return lambda c: np.array([float(c[()])])
-    if isinstance(c, types.Array) and c.ndim == 2:  # a matrix output's, in C order as its nodes
-        return lambda c: c.ravel()
+    if isinstance(c, types.Array) and c.ndim in (2, 3):  # a matrix output's, in C order as its nodes
+        return lambda c: np.ascontiguousarray(c).ravel()
     raise TypingError(f"vjp: the cotangent is a float or an array shaped like f's output, not {c}")
 
 
@@ -171,7 +174,8 @@ def _as_vector(c):
 def _shaped_jacobian(jac, out, x):
     if isinstance(out, (ActiveType, types.Float, types.Integer)):
         return lambda jac, out, x: shaped_like_input(jac[0].copy(), x)  # a scalar output: ∇f
-    if isinstance(out, DualMatrixType) or (isinstance(out, types.Array) and out.ndim == 2):
+    if isinstance(out, (DualMatrixType, DualTensorType)) or (
+            isinstance(out, types.Array) and out.ndim in (2, 3)):
         def matrix_output(jac, out, x):  # rows of J in C order: (m·k, ...) -> (m, k, ...)
             shaped = shaped_like_input(jac, x)
             return shaped.reshape(out.shape + shaped.shape[1:])

@@ -6,6 +6,7 @@
                          i's tuples side by side (an Active's index, scale and tape header)
     DualMatrixType(e)    struct {values: float64[:, :], components: float64[:, :, :]}: the
                          2-D array of duals, entry (i, j)'s tuples in components[i, j]
+    DualTensorType(e)    the 3-D array of duals, values (a, b, c), components (a, b, c, w)
     SeedArrayType(n)     struct {values: float64[:], first: intp, stride: intp}
                          a differentiated input (or a slice of one): element i has partial 1
                          in slot i·stride − first, 0 elsewhere, made in registers on indexing
@@ -35,8 +36,9 @@ from numba.core.imputils import RefType, impl_ret_new_ref, iternext_impl
 from .cache import named
 from .intrinsics import packed_size
 
-__all__ = ["DualType", "DualArrayType", "make_dual", "make_dual_array", "DualMatrixType",
-           "make_dual_matrix", "load_entry", "store_entry", "SeedArrayType",
+__all__ = ["DualType", "DualArrayType", "make_dual", "make_dual_array", "DualMatrixType", "DualTensorType",
+           "make_dual_matrix", "load_entry", "store_entry", "make_dual_tensor", "load_cell", "store_cell",
+           "SeedArrayType",
            "make_seed_array", "NUMBER", "HyperDualType", "make_hyper", "make_hyper_sym",
            "HyperSeedArrayType", "make_hyper_seed_array", "ARRAYS", "compiled_only", "READ_ONLY_INPUT",
            "tuple_fields", "element_of", "element_width", "load_element", "store_element",
@@ -157,6 +159,21 @@ class DualMatrixType(types.Type):
         super().__init__(name=f"DualMatrix({element})")
 
 
+class DualTensorType(types.Type):
+    """A 3-D array of duals: values (a, b, c) and components (a, b, c, w); its own type for
+    the reason DualMatrixType is one. The slice T[p] is the DualMatrix view (values[p],
+    components[p])."""
+
+    mutable = True
+
+    def __init__(self, element):
+        self.element = element
+        self.width = element_width(element)
+        self.values_type = types.Array(types.float64, 3, "A")
+        self.components_type = types.Array(types.float64, 4, "A")
+        super().__init__(name=f"DualTensor({element})")
+
+
 class SeedArrayType(types.IterableType):
     """The input of a compiled transform: values with implicit unit partials."""
 
@@ -182,6 +199,8 @@ wrap_attributes(DualType, ("value", "partials"))
 wrap_attributes(DualArrayType, ("values", "components"))
 register_struct(DualMatrixType, lambda t: [("values", t.values_type), ("components", t.components_type)])
 wrap_attributes(DualMatrixType, ("values", "components"))
+register_struct(DualTensorType, lambda t: [("values", t.values_type), ("components", t.components_type)])
+wrap_attributes(DualTensorType, ("values", "components"))
 
 
 @intrinsic
@@ -212,6 +231,15 @@ def make_dual_matrix(typingctx, values, components, like):
     sig = matrix(matrix.values_type, matrix.components_type, like)
 
     return sig, struct_codegen(matrix, ("values", "components"))
+
+
+@intrinsic
+def make_dual_tensor(typingctx, values, components, like):
+    """DualTensor from values (a, b, c) and components (a, b, c, w), of the element type of `like`."""
+    tensor = DualTensorType(element_of(like))
+    sig = tensor(tensor.values_type, tensor.components_type, like)
+
+    return sig, struct_codegen(tensor, ("values", "components"))
 
 
 @intrinsic
@@ -336,7 +364,7 @@ def tuple_fields(element):
 def element_of(t):
     """The scalar dual type of a dual scalar or array type, of the first dual in a tuple or
     list of them, or of a reference to a scalar dual type."""
-    if isinstance(t, _FORWARD_ARRAYS + (ActiveArrayType, DualMatrixType)):
+    if isinstance(t, _FORWARD_ARRAYS + (ActiveArrayType, DualMatrixType, DualTensorType)):
         return t.element
     if isinstance(t, (DualType, HyperDualType, ActiveType)):
         return t
@@ -353,7 +381,8 @@ def element_of(t):
 
 def has_dual(t):
     """Whether t is a dual (scalar or array) or a tuple or list holding one, at any depth."""
-    if isinstance(t, _FORWARD_ARRAYS + (ActiveArrayType, DualMatrixType, DualType, HyperDualType, ActiveType)):
+    if isinstance(t, _FORWARD_ARRAYS + (ActiveArrayType, DualMatrixType, DualTensorType, DualType,
+                                        HyperDualType, ActiveType)):
         return True
     if isinstance(t, types.BaseTuple):
         return any(has_dual(member) for member in t)
@@ -445,6 +474,22 @@ def store_entry(typingctx, matrix, i, j, item):
     if not isinstance(matrix, DualMatrixType) or item != matrix.element:
         raise TypingError(f"cannot store {item} in {matrix}")
     return types.void(matrix, types.intp, types.intp, item), _store_codegen(matrix, 2)
+
+
+@intrinsic
+def load_cell(typingctx, tensor, i, j, k):
+    """tensor[i, j, k] as a scalar dual, read in place (indices already wrapped)."""
+    if not isinstance(tensor, DualTensorType):
+        raise TypingError(f"load_cell reads a DualTensor, not {tensor}")
+    return tensor.element(tensor, types.intp, types.intp, types.intp), _load_codegen(tensor, 3)
+
+
+@intrinsic
+def store_cell(typingctx, tensor, i, j, k, item):
+    """tensor[i, j, k] = item for a scalar dual of the tensor's element type."""
+    if not isinstance(tensor, DualTensorType) or item != tensor.element:
+        raise TypingError(f"cannot store {item} in {tensor}")
+    return types.void(tensor, types.intp, types.intp, types.intp, item), _store_codegen(tensor, 3)
 
 
 @intrinsic

@@ -142,10 +142,10 @@ def test_every_binary_rule_broadcasts_like_the_python_path(x):
 
 # ---- forms that cannot work name the form and the rewrite -------------------------------------------
 @numba.njit
-def three_dimensional(p):
-    out = np.zeros((2, 2, 2))
-    out[0, 0, 0] = p[0]
-    return out[0, 0]
+def four_dimensional(p):
+    out = np.zeros((2, 2, 2, 2))
+    out[0, 0, 0, 0] = p[0]
+    return out[0, 0, 0]
 
 
 @numba.njit
@@ -169,23 +169,23 @@ def in_place(p):
 
 
 @numba.njit
-def cube_with_dual(p):
-    return np.sum(np.ones((2, 2, 2)) * p[0])
+def hypercube_with_dual(p):
+    return np.sum(np.ones((2, 2, 2, 2)) * p[0])
 
 
 @numba.njit
 def stacked_matrices(p):
     m = np.outer(p, p)
-    return np.stack((m, m))[0, 0]
+    return np.vstack((m, m))[0]
 
 
 @pytest.mark.parametrize("f, args, error, message", [
-    (three_dimensional, (), TypingError, r"np.zeros\(...\) \(line \d+\) makes a 3-D array.*1-D or 2-D"),
+    (four_dimensional, (), TypingError, r"np.zeros\(...\) \(line \d+\) makes a 4-D array.*1 to 3 dimensions"),
     (integer_buffer, (), TypingError, "array of int64 that receives duals.*dtype float64"),
     (into_argument, (np.zeros(2),), TypingError, "float array cannot hold a dual.*argument.*allocate the buffer"),
-    (cube_with_dual, (), NotImplementedError, r"3-D array of float64 meets a dual.*ravel"),
-    (stacked_matrices, (), NotImplementedError, "np.stack of 2-D arrays of duals.*assign the blocks"),
-], ids=["3-D allocation", "int allocation", "argument", "3-D float array", "stack"])
+    (hypercube_with_dual, (), NotImplementedError, r"4-D array of float64 meets a dual.*ravel"),
+    (stacked_matrices, (), NotImplementedError, "np.vstack of 2-D arrays of duals.*assign the blocks"),
+], ids=["4-D allocation", "int allocation", "argument", "4-D float array", "vstack"])
 def test_forms_that_cannot_work_name_the_rewrite(f, args, error, message):
     """The cause comes first in the message (kernels._explained)."""
     with pytest.raises(error, match=f"^dualad: cannot compile this derivative kernel: [^\\n]*{message}"):

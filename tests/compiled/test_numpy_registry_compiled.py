@@ -121,7 +121,9 @@ def matrices(x):
         np.rot90(m, -1)[3], np.swapaxes(m, 0, 1)[0], np.atleast_2d(x)[0], np.atleast_2d(m)[1],
         np.expand_dims(x, 1)[:, 0], np.broadcast_to(x, (2, 4))[1], np.moveaxis(m, 0, 1)[0],
         np.moveaxis(x, 0, -1), np.hsplit(m, 2)[1].ravel(), np.vsplit(m, np.array([1]))[1].ravel(),
-        np.split(m, 2)[0][1],
+        np.split(m, 2)[0][1], np.atleast_3d(x).ravel(), np.atleast_3d(m)[:, 1, 0],
+        np.dstack((x, x * x, WIDE[0])).ravel(), np.dstack((m, m.T))[2].ravel(),
+        np.dsplit(np.dstack((x, x * x, x ** 3)), np.array([1]))[1].ravel(),
         np.stack((np.trace(m), np.trace(m, 1), np.trace(m, 9), np.sum(m), m.sum(), np.mean(m),
                   np.max(m), m.min(), np.prod(m[:2, :2]), m[1, 2], m[-1, -1]))))
 
@@ -177,7 +179,7 @@ EXERCISED = {
     matrices: {np.outer, np.kron, np.diag, np.diagonal, np.tril, np.triu, np.trace, np.vstack,
                np.column_stack, np.transpose, np.diagflat, np.flipud, np.fliplr, np.rot90,
                np.swapaxes, np.atleast_2d, np.expand_dims, np.broadcast_to, np.moveaxis, np.hsplit,
-               np.vsplit},
+               np.vsplit, np.atleast_3d, np.dstack, np.dsplit},
     linear_algebra: {np.linalg.solve, np.linalg.inv, np.linalg.cholesky, np.linalg.det,
                      np.linalg.slogdet, np.linalg.matrix_power, np.linalg.eigh,
                      np.linalg.eigvalsh, np.linalg.qr, np.linalg.svd, np.linalg.pinv, np.cov,

@@ -1,0 +1,78 @@
+"""3-D arrays of duals in compiled code (jit/tensor.py, numpy_tensor.py): allocation and
+assignment, views and NumPy's write semantics, every rule through the 2-D slices with
+broadcasting, a 3-D output (Jacobian, sparse Jacobian, vjp) and second order."""
+
+import numba
+import numpy as np
+import pytest
+
+import dualad
+
+POINTS = [np.array([0.7, -0.4, 1.3]), np.array([0.5, 0.5, 0.0])]
+
+
+@numba.njit
+def grid(x):
+    """A buffer filled by entries, lines, planes and numbers; in-place operators on
+    overlapping views; writes through views; joins, splits, sums; a 3-D result."""
+    t = np.zeros((2, 3, 2))
+    for i in range(2):
+        for j in range(3):
+            t[i, j, 0] = x[j] * (i + 1.0)
+            t[i, j, 1] = x[j] ** 2 - i
+    t[1, 0] = x[:2]                   # a line
+    t[0, :, 1] = x * 3.0              # a line along the second axis
+    t[:, 2] = np.outer(x[:2], x[1:])  # a matrix into a plane
+    t[1, 1, 1] = 0.25                 # a number
+    t += x[0]                         # in place
+    t[1:] *= t[:1]                    # in place from an overlapping view: read first
+    u = t.copy()
+    u[0] = t[1]
+    v = t[:, ::-1, :]
+    v[0, 0, 0] = x[2] * 7.0           # a write through a view reaches t (t[0, 2, 0])
+    w = np.transpose(t) * 1.0
+    joined = np.dstack((x, x * x, np.ones(3)))  # (1, 3, 3)
+    pieces = np.dsplit(joined, np.array([1]))
+    s = np.sin(np.atleast_3d(np.outer(x, x))) * x[1] + np.outer(x, x)[:, :1]  # broadcast
+    out = np.zeros((2, 3, 2))
+    out[0] = t[0] + u[1] * w[1] - np.sum(t, axis=1)[1]
+    out[1] = np.stack((pieces[1][0, :, 0], pieces[0][0, :, 0] * np.sum(s), np.sum(s, axis=0)[:, 0]),
+                      axis=1)[:, :2] + x.reshape(3, 1, 1)[:, :, 0] * np.max(t) * t.mean()
+    return out
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_a_3d_program_matches_the_python_path(mode):
+    for x in POINTS:
+        jac = dualad.jacobian(grid, mode=mode)(x)
+        assert jac.shape == (2, 3, 2, 3)
+        np.testing.assert_allclose(jac, dualad.jacobian(grid, mode=mode, jit=False)(x), rtol=1e-13, atol=1e-14)
+        sparse = dualad.jacobian(grid, mode=mode, sparsity=True)(x)  # rows: the entries in C order
+        np.testing.assert_allclose(sparse.toarray(), jac.reshape(12, 3), rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(grid(x), grid.py_func(x), rtol=1e-15)  # NumPy's write semantics
+    cotangent = np.arange(12.0).reshape(2, 3, 2)
+    np.testing.assert_allclose(dualad.vjp(grid, x)[1](cotangent)[0], np.einsum("ijk,ijkl->l", cotangent, jac),
+                               rtol=1e-13)
+
+
+@numba.njit
+def energy(x):
+    t = np.dstack((x, x * x, np.sin(x)))
+    return np.sum(t * t) + np.sum(np.cos(t[0]) * x[0]) + np.sum(np.sum(t, axis=2) ** 2) + t.prod()
+
+
+def test_second_order_through_3d_arrays():
+    x, v = POINTS[0], np.array([0.2, -1.0, 0.5])
+    expected = dualad.hessian(energy, jit=False)(x)
+    np.testing.assert_allclose(dualad.hessian(energy)(x), expected, rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(dualad.hvp(energy)(x, v), expected @ v, rtol=1e-13, atol=1e-14)
+
+
+@numba.njit
+def mismatched(x):
+    return np.dstack((x, x[:2])).ravel()
+
+
+def test_shapes_that_do_not_fit_raise_as_numpy():
+    with pytest.raises(ValueError, match="dimensions except for the concatenation axis must match"):
+        dualad.jacobian(mismatched)(POINTS[0])
