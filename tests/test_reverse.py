@@ -304,3 +304,23 @@ def test_solve_with_a_constant_stack_of_matrices_broadcasts_b(a_shape, b_shape):
     np.testing.assert_allclose(reverse, dualad.jacobian(f, mode="forward")(b0),
                                rtol=1e-13, atol=1e-14)
     np.testing.assert_allclose(reverse, finite_difference_jacobian(f, b0), rtol=1e-7, atol=1e-8)
+
+
+def test_ravel_of_a_view_with_gaps_is_a_copy_on_the_tape():
+    """np.ravel copies a view with gaps or negative steps (reshape(-1) keeps a view when one
+    step fits): the tape decided view-or-copy on fresh positions, always contiguous, so a
+    write into the copy reached the base (a wrong derivative; found by an independent hunt)."""
+    def f(x):
+        w = x * 1.0
+        p = w[::2].ravel()
+        p[0] = 9.0 * x[3]
+        m = x.reshape(2, 4) * 1.0
+        q = m[::-1, ::-1].ravel()
+        q[1] = 3.0 * x[1]
+        k = m[:, ::2].reshape(-1)  # one step fits: a view, the write reaches m
+        k[0] = 2.0 * x[5]
+        return np.concatenate((w, p, m.ravel(), q))
+    x = np.array([0.7, -0.4, 1.3, 0.5, 2.0, -1.1, 0.9, 0.3])
+    np.testing.assert_allclose(dualad.jacobian(f, mode="reverse")(x), dualad.jacobian(f, mode="forward")(x),
+                               rtol=1e-15)
+    np.testing.assert_allclose(dualad.jacobian(f, mode="reverse")(x)[0], np.eye(8)[0])

@@ -5,7 +5,7 @@
     M[i], M[i, a:b], M[a:b, j], M[a:b, c:d]  # views (rows and columns are 1-D arrays of duals)
     M[i, j] = dual or number; M[i] = row; M[i, :] = row; M[:, j] = column
     len(M), M.shape, M.size, M.ndim, M.dtype, M.T, np.transpose(M), M.copy(), np.copy(M)
-    flat(M)                                  # C order as a 1-D array of duals (a view if it can be)
+    flat(M), c_order(M, contiguous)          # C order as a 1-D array of duals (a view if it can be)
     M op N, M op v, M op c, f(M)             # every rule; v (length k) broadcast over rows
 
 A 2-D float array meets duals here too (A * dual, A + dual vector). Functions of whole
@@ -23,12 +23,12 @@ from ..primitives import subscribe
 from ..rules import RULES
 from .cache import overload, overload_attribute, overload_method, register_jitable
 from .overloads import (ARRAYS, DUALS, IN_PLACE, RULE_JIT, entry_points, first_of, in_place_target,
-                        new_array, one_element_type, second_of, snapshot)
+                        one_element_type, second_of, snapshot)
 from .protocol import checked_index
 from .types import (NUMBER, DualMatrixType, DualTensorType, compiled_only, element_of, load_entry,
-                    make_dual_array, make_dual_matrix, store_element, store_entry)
+                    make_dual_array, make_dual_matrix, store_entry)
 
-__all__ = ["MATRIX", "new_matrix", "flat", "is_float_matrix", "matrix_elementwise", "access", "broadcast_axis"]
+__all__ = ["MATRIX", "new_matrix", "flat", "c_order", "is_float_matrix", "matrix_elementwise", "access", "broadcast_axis"]
 
 MATRIX = DualMatrixType
 
@@ -49,28 +49,47 @@ def _new_matrix(like, m, k):
     return None
 
 
+@register_jitable
+def _one_stride(shape, strides):
+    """(whether the entries of an array with this shape and these strides lie in C order at
+    one common step, the step); axes of length 1 do not count (NumPy's rule)."""
+    step, span, found = 0, 1, False
+    for k in range(len(shape) - 1, -1, -1):
+        if shape[k] == 1:
+            continue
+        if not found:
+            step, found = strides[k], True
+        elif strides[k] != step * span:
+            return False, 0
+        span *= shape[k]
+    return True, step
+
+
+@register_jitable
+def c_order(a, contiguous):
+    """The entries of a 2-D or 3-D array of duals in C order, 1-D: a view where they lie at one
+    step (NumPy's reshape(-1); with `contiguous`, only where that step is one entry, as
+    NumPy's ravel, which copies a view with gaps or negative steps), else a copy."""
+    values, components = a.values, a.components
+    size = values.size
+    fits, step = _one_stride(values.shape, values.strides)
+    fits_c, step_c = _one_stride(components.shape[:-1], components.strides[:-1])
+    if fits and fits_c and (not contiguous or step == values.itemsize or step == 0):
+        return make_dual_array(as_strided(values, shape=(size,), strides=(step,)),
+                               as_strided(components, shape=(size, components.shape[-1]),
+                                          strides=(step_c, components.strides[-1])), a)
+    return make_dual_array(values.copy().reshape(size), components.copy().reshape((size, components.shape[-1])), a)
+
+
 flat = compiled_only("matrix", "flat")  # (M): M's entries in C order, a 1-D array of duals
 
 
 @overload(flat)
 def _flat(a):
-    """A view where M's rows lie one after another at a common stride (as NumPy's ravel and
-    reshape: a write through it reaches M), else a copy."""
+    """A view where M's entries lie at one step (as NumPy's reshape: a write through it reaches
+    M), else a copy; np.ravel and M.ravel() view only a C-contiguous M (c_order)."""
     if isinstance(a, DualMatrixType):
-        def c_order(a):
-            rows, cols = a.values.shape
-            (s0, s1), (c0, c1, c2) = a.values.strides, a.components.strides
-            if rows <= 1 or cols <= 1 or (s0 == cols * s1 and c0 == cols * c1):
-                step, row = (s1, c1) if cols > 1 or rows <= 1 else (s0, c0)
-                return make_dual_array(as_strided(a.values, shape=(rows * cols,), strides=(step,)),
-                                       as_strided(a.components, shape=(rows * cols, a.components.shape[2]),
-                                                  strides=(row, c2)), a)
-            out = new_array(a, rows * cols)
-            for i in range(rows):
-                for j in range(cols):
-                    store_element(out, i * cols + j, load_entry(a, i, j))
-            return out
-        return c_order
+        return lambda a: c_order(a, False)
     return None
 
 
@@ -105,8 +124,8 @@ def _copied(a):
 
 overload(np.copy)(lambda a: (lambda a: _copied(a)) if isinstance(a, DualMatrixType) else None)
 overload_method(DualMatrixType, "copy")(lambda a: lambda a: _copied(a))
-overload(np.ravel)(lambda a: (lambda a: flat(a)) if isinstance(a, DualMatrixType) else None)
-overload_method(DualMatrixType, "ravel")(lambda a: lambda a: flat(a))
+overload(np.ravel)(lambda a: (lambda a: c_order(a, True)) if isinstance(a, DualMatrixType) else None)
+overload_method(DualMatrixType, "ravel")(lambda a: lambda a: c_order(a, True))
 overload_method(DualMatrixType, "flatten")(lambda a: lambda a: np.copy(flat(a)))  # always a copy
 
 

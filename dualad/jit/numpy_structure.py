@@ -20,7 +20,7 @@ from .numpy_overloads import cannot, copied, dualad_templates_first, is_none, is
 from .overloads import (ARRAYS, DUALS, SCALARS, element_or_whole, first_of, length_of, new_array,
                         one_element_type, second_of)
 from .numpy_matrix import reshape_dual
-from .types import NUMBER, DualMatrixType, DualTensorType, compiled_only, store_element, zero_element
+from .types import NUMBER, DualArrayType, DualMatrixType, DualTensorType, compiled_only, store_element, zero_element
 
 
 def _vector(t):
@@ -42,8 +42,18 @@ def _itself(func):
     overload(func)(choose)
 
 
-_itself(np.ravel)
 _itself(np.atleast_1d)
+
+
+@overload(np.ravel)
+def _ravel(a):
+    """a itself where its entries are contiguous, else a copy (NumPy's ravel copies a view with
+    gaps or a negative step; reshape(-1) keeps any step)."""
+    if isinstance(a, DualArrayType):
+        return lambda a: a if len(a) <= 1 or a.values.strides[0] == a.values.itemsize else copied(a)
+    if isinstance(a, ARRAYS):
+        return lambda a: a
+    return None
 
 
 reshaped = compiled_only("numpy_structure", "reshaped")  # (a, shape): np.reshape and a.reshape

@@ -399,7 +399,7 @@ def in_place_target(entry, target):
         return False
     if isinstance(target, (SeedArrayType, HyperSeedArrayType, ActiveArrayType)):
         raise TypingError(READ_ONLY_INPUT)
-    return isinstance(target, (DualArrayType, DualMatrixType))
+    return isinstance(target, (DualArrayType, DualMatrixType, DualTensorType))
 
 
 def elementwise(entry, arity):

@@ -23,12 +23,12 @@ from numpy.lib.stride_tricks import as_strided
 from ..primitives import subscribe
 from ..rules import RULES
 from .cache import overload, overload_attribute, overload_method, register_jitable
-from .matrix import broadcast_axis
-from .overloads import (ARRAYS, DUALS, IN_PLACE, RULE_JIT, entry_points, first_of, in_place_target,
-                        new_array, one_element_type, second_of)
+from .matrix import broadcast_axis, c_order
+from .overloads import (DUALS, IN_PLACE, RULE_JIT, entry_points, first_of, in_place_target, one_element_type,
+                        second_of, snapshot)
 from .protocol import as_dual_array, checked_index
 from .types import (NUMBER, DualMatrixType, DualTensorType, compiled_only, element_of, load_cell,
-                    make_dual_array, make_dual_matrix, make_dual_tensor, store_cell, store_element)
+                    make_dual_array, make_dual_matrix, make_dual_tensor, store_cell)
 
 __all__ = ["TENSOR", "new_tensor", "tensor_flat", "is_float_tensor", "to_tensor", "depth", "slice_of"]
 
@@ -56,26 +56,11 @@ tensor_flat = compiled_only("tensor", "tensor_flat")  # (T): T's entries in C or
 
 @overload(tensor_flat)
 def _tensor_flat(t):
-    """A view where T's entries lie at one common stride (as NumPy's ravel), else a copy."""
-    if not isinstance(t, DualTensorType):
-        return None
-
-    def c_order(t):
-        a, b, c = t.values.shape
-        size = a * b * c
-        (s0, s1, s2), (c0, c1, c2, c3) = t.values.strides, t.components.strides
-        if size <= 1 or (s0 == b * s1 and s1 == c * s2 and c0 == b * c1 and c1 == c * c2):
-            step, row = (s2, c2) if c > 1 else ((s1, c1) if b > 1 else (s0, c0))
-            return make_dual_array(as_strided(t.values, shape=(size,), strides=(step,)),
-                                   as_strided(t.components, shape=(size, t.components.shape[3]),
-                                              strides=(row, c3)), t)
-        out = new_array(t, size)
-        for i in range(a):
-            for j in range(b):
-                for k in range(c):
-                    store_element(out, (i * b + j) * c + k, load_cell(t, i, j, k))
-        return out
-    return c_order
+    """A view where T's entries lie at one step (NumPy's reshape(-1)), else a copy
+    (matrix.c_order; np.ravel views only a C-contiguous T)."""
+    if isinstance(t, DualTensorType):
+        return lambda t: c_order(t, False)
+    return None
 
 
 @register_jitable
@@ -127,8 +112,8 @@ overload_method(DualTensorType, "transpose")(lambda a: lambda a: _transposed(a))
 overload(np.transpose)(lambda a: (lambda a: _transposed(a)) if isinstance(a, DualTensorType) else None)
 overload(np.copy)(lambda a: (lambda a: _copied(a)) if isinstance(a, DualTensorType) else None)
 overload_method(DualTensorType, "copy")(lambda a: lambda a: _copied(a))
-overload(np.ravel)(lambda a: (lambda a: tensor_flat(a)) if isinstance(a, DualTensorType) else None)
-overload_method(DualTensorType, "ravel")(lambda a: lambda a: tensor_flat(a))
+overload(np.ravel)(lambda a: (lambda a: c_order(a, True)) if isinstance(a, DualTensorType) else None)
+overload_method(DualTensorType, "ravel")(lambda a: lambda a: c_order(a, True))
 overload_method(DualTensorType, "flatten")(lambda a: lambda a: np.copy(tensor_flat(a)))
 
 
@@ -237,14 +222,16 @@ def depth_impl(x):
     return lambda x: -1
 
 
-_snapshot = compiled_only("tensor", "_snapshot")  # (x): a copy of a tensor of duals, else x
+_snapshot = compiled_only("tensor", "_snapshot")  # (x): a copy of an array of duals, else x
 
 
 @overload(_snapshot)
 def _snapshot_impl(x):
+    """Every array of duals is copied: a 2-D or 1-D view of the array written into (t += t[0])
+    must be read before its first slice is written, as NumPy does."""
     if isinstance(x, DualTensorType):
         return lambda x: _copied(x)
-    return lambda x: x
+    return lambda x: snapshot(x)
 
 
 _fill = compiled_only("tensor", "_fill")  # (block, item): block[...] = item broadcast

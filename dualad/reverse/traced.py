@@ -240,7 +240,13 @@ def selection(fn, operands, tape, may_view=False):
     if not pieces:
         return value
     out_positions = np.asarray(fn(positions))
-    is_view = may_view and len(operands) == 1 and np.shares_memory(out_positions, positions[0])
+    is_view = False
+    if may_view and len(operands) == 1:
+        # NumPy's choice of view or copy depends on the operand's layout: a view of a root
+        # array is probed on its positions in the root (np.ravel copies a view with gaps)
+        root_view = getattr(operands[0], "_base", None) is not None
+        layout = operands[0]._root_positions() if root_view else positions[0]
+        is_view = np.shares_memory(np.asarray(fn([layout])) if root_view else out_positions, layout)
     kept = out_positions.reshape(-1)
     # entries at -1 are constants: of a constant operand, or new ones (np.pad's constant)
     mask = kept >= 0

@@ -238,7 +238,7 @@ def test_compiled_jvp():
 # These compile for duals and must agree with the Python path; every other function of the
 # shared list uses what numba cannot compile for duals (n-D arrays, np.linalg, lists of mixed
 # types, recursive closures) and must say that jit=False works.
-COMPILES = {"rosen", "rosen_loop", "textbook", "mlp", "assignment"}
+COMPILES = {"rosen", "rosen_loop", "textbook", "mlp", "assignment", "matrices"}
 
 
 @pytest.mark.parametrize("name, f, x", FUNCTIONS, ids=[name for name, _, _ in FUNCTIONS])

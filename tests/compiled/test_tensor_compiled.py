@@ -76,3 +76,35 @@ def mismatched(x):
 def test_shapes_that_do_not_fit_raise_as_numpy():
     with pytest.raises(ValueError, match="dimensions except for the concatenation axis must match"):
         dualad.jacobian(mismatched)(POINTS[0])
+
+
+@numba.njit
+def aliasing(x):
+    """In-place operators whose operand is a lower-dimensional view of the target, and ravel's
+    copy-or-view rule (a view only of a C-contiguous array) in 1-D, 2-D and 3-D."""
+    t = x.reshape(2, 2, 2) * 1.0
+    t += t[0]                         # NumPy reads t[0] before writing slice 0
+    t -= t[:, 1, :][0]
+    r = t[::-1, ::-1, ::-1].ravel()   # negative steps: a copy
+    r[0] = 100.0 * x[0]
+    m = x.reshape(2, 4) * 1.0
+    q = m[::-1, ::-1].ravel()         # a copy
+    q[1] = 3.0 * x[1]
+    c = m[:, :1].ravel()              # gaps: a copy
+    c[0] = 4.0 * x[2]
+    w = x * 1.0
+    p = w[::2].ravel()                # gaps: a copy
+    p[0] = 9.0 * x[3]
+    v = x[:4] * 1.0
+    a = np.atleast_3d(v).ravel()      # contiguous: a view, the write reaches v
+    a[1] = 50.0 * x[5]
+    return np.concatenate((t.ravel(), r, m.ravel(), q, c, w, p, v))
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_writes_follow_numpys_views_and_copies(mode):
+    x = np.array([0.7, -0.4, 1.3, 0.5, 2.0, -1.1, 0.9, 0.3])
+    expected = dualad.jacobian(aliasing, mode="forward", jit=False)(x)
+    np.testing.assert_allclose(dualad.jacobian(aliasing, mode=mode)(x), expected, rtol=1e-14)
+    np.testing.assert_allclose(dualad.jacobian(aliasing, mode=mode, jit=False)(x), expected, rtol=1e-14)
+    np.testing.assert_allclose(dualad.jvp(aliasing, (x,), (np.ones(8),))[0], aliasing.py_func(x), rtol=1e-15)
