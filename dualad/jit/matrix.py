@@ -28,7 +28,7 @@ from .protocol import checked_index
 from .types import (NUMBER, DualMatrixType, DualTensorType, compiled_only, element_of, load_entry,
                     make_dual_array, make_dual_matrix, store_entry)
 
-__all__ = ["MATRIX", "new_matrix", "flat", "c_order", "is_float_matrix", "matrix_elementwise", "access", "broadcast_axis"]
+__all__ = ["MATRIX", "new_matrix", "flat", "c_order", "is_float_matrix", "matrix_elementwise", "access", "broadcast_axis", "register_elementwise"]
 
 MATRIX = DualMatrixType
 
@@ -323,12 +323,17 @@ def matrix_elementwise(entry, arity):
     return lambda a, b: choose(a, b)
 
 
-def _register(entries, rule):
-    for entry in entries:
-        if getattr(entry, "__module__", None) != "math":  # math.* take no arrays
-            overload(entry, jit_options=RULE_JIT)(matrix_elementwise(entry, rule.arity))
+def register_elementwise(make):
+    """Overload every rule's entry points (not math.*, which take no arrays) with
+    make(entry, arity), for the rules registered later (dualad.primitive) too."""
+    def register(entries, rule):
+        for entry in entries:
+            if getattr(entry, "__module__", None) != "math":
+                overload(entry, jit_options=RULE_JIT)(make(entry, rule.arity))
+
+    for rule in RULES.values():
+        register(entry_points(rule), rule)
+    subscribe(lambda entry, rule, value: rule is not None and register([entry], rule))
 
 
-for _rule in RULES.values():
-    _register(entry_points(_rule), _rule)
-subscribe(lambda entry, rule, value: rule is not None and _register([entry], rule))
+register_elementwise(matrix_elementwise)

@@ -20,12 +20,9 @@ from numba.core import types
 from numba.core.errors import TypingError
 from numpy.lib.stride_tricks import as_strided
 
-from ..primitives import subscribe
-from ..rules import RULES
 from .cache import overload, overload_attribute, overload_method, register_jitable
-from .matrix import broadcast_axis, c_order
-from .overloads import (DUALS, IN_PLACE, RULE_JIT, entry_points, first_of, in_place_target, one_element_type,
-                        second_of, snapshot)
+from .matrix import broadcast_axis, c_order, register_elementwise
+from .overloads import DUALS, IN_PLACE, first_of, in_place_target, one_element_type, second_of, snapshot
 from .protocol import as_dual_array, checked_index
 from .types import (NUMBER, DualMatrixType, DualTensorType, compiled_only, element_of, load_cell,
                     make_dual_array, make_dual_matrix, make_dual_tensor, store_cell)
@@ -319,12 +316,4 @@ def tensor_elementwise(entry, arity):
     return lambda a, b: choose(a, b)
 
 
-def _register(entries, rule):
-    for entry in entries:
-        if getattr(entry, "__module__", None) != "math":  # math.* take no arrays
-            overload(entry, jit_options=RULE_JIT)(tensor_elementwise(entry, rule.arity))
-
-
-for _rule in RULES.values():
-    _register(entry_points(_rule), _rule)
-subscribe(lambda entry, rule, value: rule is not None and _register([entry], rule))
+register_elementwise(tensor_elementwise)
