@@ -31,7 +31,7 @@ import weakref
 
 import numpy as np
 
-from .number import LostDerivative, from_objects, is_layer
+from .number import ARRAY_CONVERSIONS, LostDerivative, from_objects, is_layer
 
 __all__ = ["Buffer", "OnDemand", "with_buffers"]
 
@@ -163,6 +163,50 @@ def _allocation(name):
 
 BUFFER_ALLOCATIONS = {name: _allocation(name) for name in ALLOCATIONS}
 
+
+def _array_maker(name):
+    """numpy.<name> (array, asarray, asanyarray, ascontiguousarray) for f's view. An array of
+    a layer: asarray and asanyarray give it back itself, ascontiguousarray too where its
+    entries lie in C order (else a C-ordered copy), array a copy (np.copy, order 'K'), as
+    NumPy's do for an ndarray (an object array would be a copy every time). Anything else:
+    NumPy's result, a Buffer when it is an object array holding numbers of a layer
+    (np.array([[d0, d1], [d1, d2]])), so that every NumPy function sees it as one number of
+    that layer (np.linalg.eigvalsh takes it)."""
+    numpy_function = getattr(np, name)
+
+    def make(a, *args, **kwargs):
+        if is_layer(a) and not args and kwargs.get("dtype") is None and set(kwargs) <= {"dtype", "copy", "order"}:
+            return _as_array(name, a, kwargs.get("copy", True if name == "array" else None), kwargs.get("order"))
+        out = numpy_function(a, *args, **kwargs)
+        if type(out) is np.ndarray and out.dtype == object and any(is_layer(item) for item in out.flat):
+            return out.view(Buffer)
+        return out
+    make.__name__ = name
+    return make
+
+
+def _as_array(name, a, copy, order):
+    """NumPy's choice for an ndarray a, on an array of a layer: a copy laid out by `order`
+    (None: 'K'), or a itself where no copy is asked for and its layout already fits. (A float
+    dtype asked for goes to NumPy, whose conversion raises LostDerivative.)"""
+    if name == "ascontiguousarray":
+        order = "C"
+    if copy:
+        return np.copy(a, order=order or "K")
+    value = a
+    while is_layer(value):
+        value = value.value
+    flags = value.flags if isinstance(value, np.ndarray) else None
+    if flags is None or order in (None, "K", "A") or (order == "C" and flags.c_contiguous) or \
+            (order == "F" and flags.f_contiguous):
+        return a
+    if copy is False:
+        raise ValueError("Unable to avoid copy while creating an array as requested.")
+    return np.copy(a, order=order)
+
+
+ARRAY_MAKERS = {name: _array_maker(name) for name in ("array", "asarray", "asanyarray", "ascontiguousarray")}
+
 # NumPy functions that move or write entries without arithmetic: on a Buffer, NumPy's own
 # object-array code (views stay views of the buffer, in-place writes land in it)
 STRUCTURAL = frozenset(
@@ -178,16 +222,23 @@ STRUCTURAL = frozenset(
 
 
 class _NumpyWithBuffers(types.ModuleType):
-    """numpy, except that its allocation functions make Buffers."""
+    """numpy, except that its allocation functions (those in `replaced`) make Buffers."""
+
+    def __init__(self, name, replaced):
+        super().__init__(name)
+        self._replaced = replaced
 
     def __getattr__(self, name):
-        if name in BUFFER_ALLOCATIONS:
-            return BUFFER_ALLOCATIONS[name]
+        if name in self._replaced:
+            return self._replaced[name]
         return getattr(np, name)
 
 
-NUMPY_WITH_BUFFERS = _NumpyWithBuffers("numpy")
-_BY_FUNCTION = {id(getattr(np, name)): name for name in ALLOCATIONS}
+# for a function that assigns into something: allocations and array makers; for any other,
+# the array makers alone
+NUMPY_WITH_BUFFERS = _NumpyWithBuffers("numpy", {**BUFFER_ALLOCATIONS, **ARRAY_MAKERS})
+NUMPY_WITH_ARRAYS = _NumpyWithBuffers("numpy", ARRAY_MAKERS)
+_BY_FUNCTION = {id(getattr(np, name)): name for name in ALLOCATIONS + tuple(ARRAY_MAKERS)}
 
 
 class _Globals(dict):
@@ -201,11 +252,11 @@ class _Globals(dict):
 
     def __missing__(self, name):
         value = self.module_globals[name]  # KeyError: Python looks in the builtins next
-        if self.allocates:
-            if value is np:
-                return NUMPY_WITH_BUFFERS
-            if id(value) in _BY_FUNCTION and value is getattr(np, _BY_FUNCTION[id(value)]):
-                return BUFFER_ALLOCATIONS[_BY_FUNCTION[id(value)]]
+        replaced = NUMPY_WITH_BUFFERS if self.allocates else NUMPY_WITH_ARRAYS
+        if value is np:
+            return replaced
+        if id(value) in _BY_FUNCTION and value is getattr(np, _BY_FUNCTION[id(value)]):
+            return getattr(replaced, _BY_FUNCTION[id(value)])
         return with_buffers(value) if isinstance(value, types.FunctionType) else value
 
 
@@ -252,17 +303,26 @@ class OnDemand:
         self.f, self.buffered = f, None
 
     def run(self, attempt):
-        """attempt(f), or attempt(with_buffers(f)) when f needs buffers."""
+        """attempt(f), or attempt(with_buffers(f)) when f needs buffers: it stored a dual in a
+        float array it allocated, gave NumPy an object array of them, or made one of an array
+        of a layer (np.asarray(x): a copy, where NumPy's would be x itself)."""
         if self.buffered is not None:
             return attempt(self.buffered)
+        conversions = ARRAY_CONVERSIONS[0]
         try:
-            return attempt(self.f)
+            result = attempt(self.f)
         except (TypeError, ValueError) as error:
             if not _lost_in_an_array(error):
                 raise
             buffered = with_buffers(self.f)
             if buffered is self.f:
                 raise
+        else:
+            if ARRAY_CONVERSIONS[0] == conversions:
+                return result
+            buffered = with_buffers(self.f)
+            if buffered is self.f:
+                return result  # not the user's function: NumPy's own conversions stand
         result = attempt(buffered)
         self.buffered = buffered
         return result
@@ -270,8 +330,11 @@ class OnDemand:
 
 def _lost_in_an_array(error):
     """Whether a dual number was converted to a float (NumPy storing it in a float array
-    raises ValueError with the conversion's LostDerivative as its cause)."""
-    return isinstance(error, LostDerivative) or isinstance(error.__cause__, LostDerivative)
+    raises ValueError with the conversion's LostDerivative as its cause), or an object array
+    of them reached a NumPy routine that takes floats only (np.linalg.det(np.array([[d, ...]]))
+    raises NumPy's casting error from dtype('O'))."""
+    return (isinstance(error, LostDerivative) or isinstance(error.__cause__, LostDerivative) or
+            (isinstance(error, TypeError) and "from dtype('O')" in str(error)))
 
 
 def with_buffers(f):

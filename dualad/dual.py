@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .number import ForwardNumber, new_tag, times
+from .number import ForwardNumber, in_layout, new_tag, times
 
 __all__ = ["Dual"]
 
@@ -22,12 +22,14 @@ def _as_float(x):
     return arr[()] if arr.ndim == 0 else arr
 
 
-def fit(component, shape, trailing_shape):
-    """Broadcast a summed tangent to the output's shape (a constant can widen it)."""
+def fit(component, value, trailing_shape):
+    """A summed tangent as the component of a new value: broadcast to value's shape (a
+    constant can widen it), its entries laid out in memory as value's are (see in_layout)."""
+    shape = np.shape(value)
     target = tuple(shape) + tuple(trailing_shape)
     if component.shape != target:
         component = np.broadcast_to(component, target).copy()
-    return component
+    return in_layout(component, value)
 
 
 class Dual(ForwardNumber):
@@ -77,7 +79,7 @@ class Dual(ForwardNumber):
         shape = y.shape if hasattr(y, "shape") else ()
         if partials is None:
             partials = np.zeros(shape + n_partials)
-        return cls._make(y, (fit(partials, shape, n_partials),), tag)
+        return cls._make(y, (fit(partials, y, n_partials),), tag)
 
     def _dual_level(self, func, args, kwargs, impl):
         return impl(*args, **kwargs)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import operator
 
 import numpy as np
 
@@ -165,6 +166,29 @@ def trailing_index(index, n_trailing):
     return index
 
 
+def in_layout(component, value):
+    """component (value.shape + trailing) with its leading axes in value's memory order.
+
+    NumPy lays out a new array as its operands are (order='K': np.sin(m.T) is F-ordered,
+    m.T + c is C-ordered), and whether ravel or reshape later makes a view depends on it.
+    The value and the components take the same call (numpy_functions.select), so they must
+    be laid out alike, or a write through a view would reach one and not the other."""
+    nd = np.ndim(value)
+    if nd < 2 or type(value) is not np.ndarray:
+        return component  # 0-D and 1-D values are contiguous; an older layer keeps its own
+    if value.size == 0:
+        return component
+    width = component.size // value.size
+    if component[(0,) * nd].flags.c_contiguous and all(
+            n == 1 or s == v * width for n, s, v in zip(value.shape, component.strides, value.strides)):
+        return component
+    slowest_first = sorted(range(nd), key=lambda k: -abs(value.strides[k]))
+    order = slowest_first + list(range(nd, component.ndim))
+    out = np.empty([component.shape[k] for k in order]).transpose(np.argsort(order))
+    out[...] = component
+    return out
+
+
 def times(d, component, n_trailing):
     """d (shape S, or scalar) times a component of shape S + trailing: d broadcasts over it."""
     if _ndim(d) == 0:
@@ -213,6 +237,12 @@ class LayerDtype:
 
 
 FLOAT64 = LayerDtype()
+
+# How many arrays of a layer became object arrays (np.asarray(x), np.ascontiguousarray(x):
+# NumPy has no override for them, and an object array is a copy). A transform that sees f do
+# it runs f again over NumPy's array makers that keep x itself (allocation.OnDemand), so that
+# a write through the result reaches x, as NumPy's would.
+ARRAY_CONVERSIONS = [0]
 
 
 class ArrayLike:
@@ -289,7 +319,7 @@ class ArrayLike:
             if np.dtype(dtype) != np.float64:
                 raise TypeError(f"dualad numbers are float64; .astype({np.dtype(dtype)}) would "
                                 "round the derivative: use float or np.float64")
-            return self.copy() if copy else self
+            return np.copy(self, order=order) if copy else self  # order 'K': laid out as self
         if np.dtype(dtype).kind == "c":
             raise TypeError("dualad differentiates real numbers: .astype(complex) is not supported")
         return np.asarray(primal(self)).astype(dtype)
@@ -398,6 +428,8 @@ class ArrayLike:
                                                     cls=type(self).__name__))
         if copy is False:
             raise ValueError("a dualad number becomes a NumPy array only by a copy")
+        if self.ndim:
+            ARRAY_CONVERSIONS[0] += 1
         out = np.empty(self.shape, dtype=object)
         for index in np.ndindex(self.shape):
             out[index] = self[index]
@@ -589,8 +621,8 @@ class ForwardNumber(ArrayLike):
         return tuple(np.zeros(tuple(shape) + t) for t in self.trailing_shapes())
 
     def constant(self, x):
-        """x as a number of this type and tag with zero tangents."""
-        return self._make(x, self.zero_components(_shape(x)), self.tag)
+        """x as a number of this type and tag with zero tangents (laid out as x is)."""
+        return self._make(x, tuple(in_layout(c, x) for c in self.zero_components(_shape(x))), self.tag)
 
     def _new(self, value, components):
         return self._make(value, components, self.tag)
@@ -622,7 +654,12 @@ class ForwardNumber(ArrayLike):
 
     def __getitem__(self, index):
         index = _as_index(index)
-        return self.map_linear(lambda a, k: a[trailing_index(index, k)])
+        item = self.map_linear(lambda a, k: a[trailing_index(index, k)])
+        if item.ndim == 0:
+            # NumPy gives a scalar, a copy: its tangents must not stay a view of this
+            # array's, which a later write (v[0] = ...) would change under it
+            item._set_components(tuple(c.copy() for c in item.components))
+        return item
 
     def __setitem__(self, index, item):
         index = _as_index(index)
@@ -653,7 +690,10 @@ class ForwardNumber(ArrayLike):
         self.tag = leader.tag
         self._set_components(leader.zero_components(inner.shape))
 
-    def copy(self):
+    def copy(self, order="C"):
+        """ndarray.copy: C order by default; 'K' (as np.copy) keeps the layout."""
+        if order != "C":
+            return np.copy(self, order=order)
         return self.map_linear(lambda a, k: a.copy())
 
 def fresh(x):
@@ -704,12 +744,29 @@ def _operator_method(rule, reflected=False):
     return method
 
 
+def _in_place_method(operator):
+    """a op= b as NumPy does it: an array is written in place, so its views and aliases see
+    the new entries; a scalar is immutable and the name is rebound."""
+    def method(self, other):
+        result = operator(self, other)
+        if self.ndim == 0:
+            return result
+        if _shape(result) != self.shape:
+            raise ValueError(f"non-broadcastable output operand with shape {self.shape} doesn't "
+                             f"match the broadcast shape {_shape(result)}")
+        self[...] = result
+        return self
+    return method
+
+
 # Python operators generated from the rule table (each rule names its operator).
 for _rule in RULES.values():
     if _rule.operator:
         setattr(ArrayLike, f"__{_rule.operator}__", _operator_method(_rule))
         if _rule.arity == 2:
             setattr(ArrayLike, f"__r{_rule.operator}__", _operator_method(_rule, reflected=True))
+            setattr(ArrayLike, f"__i{_rule.operator}__", _in_place_method(getattr(operator, _rule.operator)))
+ArrayLike.__imatmul__ = _in_place_method(operator.matmul)
 
 ACCUMULATORS = {
     np.add: lambda x, axis=0, **kw: np.cumsum(x, axis=axis, **kw),

@@ -19,7 +19,7 @@ import numpy as np
 
 from .dual import fit
 from .functions.registry import build
-from .number import HANDLED_FUNCTIONS, ForwardNumber, leader_of, primal
+from .number import HANDLED_FUNCTIONS, ForwardNumber, in_layout, leader_of, primal
 
 __all__ = ["select"]
 
@@ -59,7 +59,10 @@ def select(leader, call, operands):
         blocks = []
         for (v, comps), shape in zip(split, shapes):
             dtype = np.dtype((np.void, 8 * math.prod(t)))
-            blocks.append(np.zeros(shape, dtype) if comps is None else _as_blocks(comps[i], shape))
+            if comps is None:  # a constant's zero tangents, laid out as its value (order 'K')
+                blocks.append(np.zeros_like(v, dtype) if type(v) is np.ndarray else np.zeros(shape, dtype))
+            else:
+                blocks.append(_as_blocks(comps[i], shape))
         if any(b is None for b in blocks):
             gather = gather or _positions(call, split, shapes)
             out.append(gather(i, t))
@@ -114,8 +117,9 @@ def _linear(entry):
         operand, value, apply, _ = entry.impl(*args, **kwargs)
         if not isinstance(operand, ForwardNumber):
             return value(operand)  # a newer layer was stacked from a list: it takes the call
-        return operand._new(value(operand.value),
-                            tuple(apply(c, k) for c, k in zip(operand.components, operand.trailing)))
+        result = value(operand.value)
+        return operand._new(result, tuple(in_layout(apply(c, k), result)
+                                          for c, k in zip(operand.components, operand.trailing)))
     return impl
 
 
@@ -138,7 +142,7 @@ def _multilinear_value(value_fn, subscripts, operands):
         subs = ",".join(s + z if j == i else s for j, s in enumerate(inputs)) + "->" + output + z
         term = np.einsum(subs, *values[:i], comps[0], *values[i + 1:], optimize=big)
         partials = term if partials is None else partials + term
-    return leader._new(value, (fit(partials, np.shape(value), leader.trailing_shapes()[0]),))
+    return leader._new(value, (fit(partials, value, leader.trailing_shapes()[0]),))
 
 
 def _explicit_output(subscripts):
@@ -161,8 +165,8 @@ def _from_jvp(jvp, operands):
     value, tangent = jvp(*[v for v, _ in split], *tangents)
     t = leader.trailing_shapes()[0]
     if not isinstance(value, tuple):
-        return leader._new(value, (fit(tangent, np.shape(value), t),))
-    items = [v if dv is None else leader._new(v, (fit(dv, np.shape(v), t),))
+        return leader._new(value, (fit(tangent, value, t),))
+    items = [v if dv is None else leader._new(v, (fit(dv, v, t),))
              for v, dv in zip(value, tangent)]
     return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
 

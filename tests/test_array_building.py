@@ -8,6 +8,7 @@ import scipy.optimize
 
 import dualad
 from dualad.allocation import Buffer
+from numpy import array as imported_array
 from numpy import zeros as imported_zeros
 
 MODES = ("forward", "reverse")
@@ -265,3 +266,131 @@ def test_allocations_of_other_dtypes_stay_numpy_arrays():
         return out
 
     np.testing.assert_array_equal(dualad.jacobian(f)(np.array([3.0])), [[0.0], [0.0], [6.0]])
+
+
+# ---- NumPy's view-or-copy semantics on arrays of dual numbers (issue 8's silent kind) -------
+def _scalar_is_a_copy(x):
+    v = x * 1.0
+    m = np.outer(x[:2], x[1:])
+    s, t = v[0], m[1, 0]        # NumPy: scalars, copies
+    v[0] = 5.0 * x[1]           # must not change s
+    m[1, 0] = x[2] ** 2         # nor t
+    return np.array([s * t, v[0], m[1, 0]])
+
+
+def _in_place_operators_write_through(x):
+    m = np.outer(x[:2], x[1:])
+    w, alias = m[0], m          # a view and an alias
+    m *= 2.0
+    m += x[0]
+    alias -= x[1] * x[2]
+    m /= 1.5 + x[2] ** 2
+    m **= 2
+    s = x[0] * 1.0
+    kept = s
+    s += 1.0                    # a scalar is immutable: the name is rebound, kept unchanged
+    return np.concatenate([w, alias.ravel(), np.array([kept, s])])
+
+
+def _central_difference(f, x, h=1e-6):
+    return np.stack([(f(x + h * e) - f(x - h * e)) / (2 * h) for e in np.eye(len(x))], axis=1)
+
+
+@pytest.mark.parametrize("f", [_scalar_is_a_copy, _in_place_operators_write_through])
+@pytest.mark.parametrize("mode", MODES)
+def test_views_copies_and_in_place_operators_follow_numpy(f, mode):
+    x = np.array([0.5, -1.0, 0.25])
+    np.testing.assert_allclose(dualad.jacobian(f, mode=mode)(x), _central_difference(f, x),
+                               rtol=1e-7, atol=1e-8)
+    second = lambda y: np.sum(f(y) ** 2)
+    expected = _central_difference(lambda y: dualad.grad(second, mode="reverse")(y), x)
+    np.testing.assert_allclose(dualad.hessian(second, mode="forward")(x), expected, rtol=1e-6, atol=1e-7)
+    pattern = dualad.jacobian_sparsity(f)(x).toarray()
+    assert np.all(pattern[dualad.jacobian(f, mode=mode)(x) != 0])  # no nonzero outside it
+
+
+def test_an_in_place_operator_that_would_change_the_shape_is_numpys_error():
+    def f(x):
+        v = x[:2] * 1.0
+        v += np.outer(x[:2], x[:2])
+        return v
+
+    for mode in MODES:
+        with pytest.raises(ValueError, match="non-broadcastable output operand"):
+            dualad.jacobian(f, mode=mode)(np.array([0.5, 1.5]))
+
+
+def _eigenvalues_of_scalars(x):
+    a = np.array([[x[0], x[1]], [x[1], x[2]]])   # an object array of dual scalars
+    return np.linalg.eigvalsh(a)
+
+
+def _adjugate_row(x):
+    a = imported_array([[x[0], x[1]], [x[1], x[2]]])
+    return np.linalg.det(a) * np.linalg.inv(a)[0]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_numpy_routines_take_an_array_built_from_dual_scalars(mode):
+    """np.array of dual scalars is an object array, which NumPy's compiled routines
+    (np.linalg) cannot take; f's view of NumPy makes it a Buffer, seen as one dual array."""
+    x = np.array([1.0, 0.5, 2.0])
+    s = np.sqrt(2.0) / 2
+    np.testing.assert_allclose(dualad.jacobian(_eigenvalues_of_scalars, mode=mode)(x),
+                               [[0.5 + s / 2, -s, 0.5 - s / 2], [0.5 - s / 2, s, 0.5 + s / 2]], rtol=1e-14)
+    np.testing.assert_allclose(dualad.jacobian(_adjugate_row, mode=mode)(x), [[0, 0, 1.0], [0, -1.0, 0]],
+                               atol=1e-15)
+    np.testing.assert_allclose(dualad.hessian(lambda y: np.sum(_eigenvalues_of_scalars(y) ** 2))(x),
+                               np.diag([2.0, 4.0, 2.0]), atol=1e-14)
+
+
+def _conversions_keep_numpys_aliasing(x):
+    y = x * 1.0
+    np.asarray(y)[0] = x[1] ** 2              # y itself: reaches y
+    np.ascontiguousarray(y)[1] += x[2]        # y itself
+    z = np.ascontiguousarray(y[::2])          # a copy
+    z[0] = 5.0 * x[0]
+    w = np.array(y)                           # a copy
+    w[2] = 7.0 * x[1]
+    return np.concatenate([y, z, w])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_asarray_of_a_dual_array_is_the_array_itself(mode):
+    x = np.array([0.5, -1.0, 0.25, 2.0])
+    np.testing.assert_allclose(dualad.jacobian(_conversions_keep_numpys_aliasing, mode=mode)(x),
+                               _central_difference(_conversions_keep_numpys_aliasing, x), rtol=1e-7, atol=1e-8)
+
+
+_F_CONSTANT = np.asfortranarray(np.arange(6.0).reshape(3, 2) * 0.1)
+
+
+def _layouts_of_new_arrays(x):
+    """Writes through ravel reach an array exactly where NumPy's ravel is a view: new arrays
+    are laid out as NumPy lays them out (order 'K'), tangents as their values."""
+    m = np.sin(x).reshape(2, 3)
+    outs = []
+    for make in (lambda: m.T.astype(np.float64), lambda: np.vstack((m.T, _F_CONSTANT)),
+                 lambda: np.column_stack((m.T, _F_CONSTANT)), lambda: np.array(m.T, copy=True),
+                 lambda: m.T + np.ones((3, 2)), lambda: np.exp(m.T) * m.T, lambda: m.T.copy(),
+                 lambda: m.T.copy(order="K"), lambda: np.asarray(m.T)):
+        a = make()
+        a.ravel()[1] = x[2] * x[3]      # reaches a where a is C-ordered
+        outs.append(a.ravel())
+    z = np.zeros_like(m.T)
+    z[:, :] = m.T
+    z.ravel()[1] = x[0] * x[4]
+    f = np.full_like(m.T, 0.5)
+    f[...] = m.T
+    f.ravel()[2] = x[1] * x[5]
+    return np.concatenate(outs + [z.ravel(), f.ravel(), m.ravel()])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_new_arrays_are_laid_out_as_numpys(mode):
+    x = np.array([0.3, -0.7, 1.1, 0.5, -0.2, 0.9])
+    expected = _central_difference(_layouts_of_new_arrays, x)
+    np.testing.assert_allclose(dualad.jacobian(_layouts_of_new_arrays, mode=mode)(x), expected,
+                               rtol=1e-7, atol=1e-8)
+    pattern = dualad.jacobian_sparsity(_layouts_of_new_arrays)(x).toarray()
+    assert np.all(pattern[np.abs(expected) > 1e-6])  # no nonzero outside it

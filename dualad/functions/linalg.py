@@ -369,8 +369,9 @@ def _require_full_rank(a, rcond, hermitian, name):
         raise LinAlgError(
             f"numpy.linalg.{name}: the matrix has rank {np.min(rank)} < min(M, N) = "
             f"{min(v.shape[-2:])} (singular values at most rcond times the largest count as "
-            "0); the pseudo-inverse jumps where the rank changes, and dualad differentiates it "
-            "at full rank only: remove dependent rows/columns or regularise (ridge)")
+            f"0); {'the least-squares solution' if name == 'lstsq' else 'the pseudo-inverse'} "
+            "jumps where the rank changes, and dualad differentiates it at full rank only: "
+            "remove dependent rows/columns or regularise (ridge)")
 
 
 def _pinv_derivative(a, p, da):

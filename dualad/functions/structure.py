@@ -259,18 +259,23 @@ def angle(z, deg=False):
 
 
 # ---- constant buffers and value-only functions ---------------------------------------------
-def _buffer(fill):
+def _filled(a, fill_value, dtype, order, shape):
+    """NumPy's full_like on a's values: a's shape laid out as a is (order 'K'), or `shape`."""
+    return np.full_like(np.asarray(primal(a)), fill_value, dtype=dtype or float, order=order, shape=shape)
+
+
+def _buffer(fill_value):
     """zeros_like & co.: a constant of a's layer (a buffer that item assignment fills)."""
     def like(a, dtype=None, order="K", subok=True, shape=None):
-        shape = np.shape(a) if shape is None else shape
         if dtype is not None and np.dtype(dtype).kind != "f":
-            return fill(shape, dtype=dtype)
-        return a.constant(fill(shape)) if is_layer(a) else fill(shape)
+            return _filled(a, fill_value, dtype, order, shape)
+        filled = _filled(a, fill_value, None, order, shape)
+        return a.constant(filled) if is_layer(a) else filled
     return like
 
 
-composition(np.zeros_like, np.empty_like, compiled=True)(_buffer(np.zeros))
-composition(np.ones_like, compiled=True)(_buffer(np.ones))
+composition(np.zeros_like, np.empty_like, compiled=True)(_buffer(0.0))
+composition(np.ones_like, compiled=True)(_buffer(1.0))
 
 
 @composition(np.full_like, compiled=True)
@@ -282,8 +287,8 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):
         # own derivative
         return filled if not is_layer(a) or fill_value.tag >= a.tag else a.constant(filled)
     if dtype is not None and np.dtype(dtype).kind != "f":
-        return np.full(shape, fill_value, dtype=dtype)
-    filled = np.full(shape, float(fill_value))
+        return _filled(a, fill_value, dtype, order, shape)
+    filled = _filled(a, float(fill_value), None, order, shape)
     return a.constant(filled) if is_layer(a) else filled
 
 

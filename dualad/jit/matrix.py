@@ -24,6 +24,7 @@ from ..rules import RULES
 from .cache import overload, overload_attribute, overload_method, register_jitable
 from .overloads import (ARRAYS, DUALS, IN_PLACE, RULE_JIT, entry_points, first_of, in_place_target,
                         one_element_type, second_of, snapshot)
+from .layout import copy_in_order, keep_order, new_matrix_in, strides_of
 from .protocol import checked_index
 from .types import (NUMBER, DualMatrixType, DualTensorType, compiled_only, element_of, load_entry,
                     make_dual_array, make_dual_matrix, store_entry)
@@ -119,10 +120,11 @@ overload(np.transpose)(lambda a: (lambda a: transposed(a)) if isinstance(a, Dual
 
 @register_jitable
 def _copied(a):
+    """M.copy(): C order."""
     return make_dual_matrix(a.values.copy(), a.components.copy(), a)
 
 
-overload(np.copy)(lambda a: (lambda a: _copied(a)) if isinstance(a, DualMatrixType) else None)
+overload(np.copy)(lambda a: (lambda a: copy_in_order(a)) if isinstance(a, DualMatrixType) else None)
 overload_method(DualMatrixType, "copy")(lambda a: lambda a: _copied(a))
 overload(np.ravel)(lambda a: (lambda a: c_order(a, True)) if isinstance(a, DualMatrixType) else None)
 overload_method(DualMatrixType, "ravel")(lambda a: lambda a: c_order(a, True))
@@ -289,7 +291,7 @@ def matrix_elementwise(entry, arity):
         if arity == 1:
             def unary(a):
                 rows, cols = a.shape
-                out = new_matrix(a, rows, cols)
+                out = new_matrix_in(a, rows, cols, keep_order(a.shape, (strides_of(a, 2),)))
                 for i in range(rows):
                     for j in range(cols):
                         store_entry(out, i, j, entry(load_entry(a, i, j)))
@@ -311,7 +313,8 @@ def matrix_elementwise(entry, arity):
 
         def binary(a, b):
             rows, cols = _broadcast(shape_a(a), shape_b(b))
-            out = new_matrix(pick_like(a, b), rows, cols)
+            order = keep_order((rows, cols), (strides_of(a, 2), strides_of(b, 2)))  # NumPy's layout
+            out = new_matrix_in(pick_like(a, b), rows, cols, order)
             for i in range(rows):
                 for j in range(cols):
                     store_entry(out, i, j, entry(get_a(a, i, j), get_b(b, i, j)))

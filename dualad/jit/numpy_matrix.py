@@ -24,13 +24,15 @@ from numba.core import types
 from numba.core.errors import TypingError
 
 from .cache import overload, overload_method, register_jitable
+from .layout import keep_order, matrix_order, new_matrix_in, strides_of, vote
 from .matrix import access, flat, is_float_matrix, new_matrix
 from .tensor import tensor_flat, to_tensor
 from .protocol import as_dual_array
 from .numpy_overloads import cannot, dualad_templates_first, is_none, is_vector, stacked
 from .overloads import ARRAYS, DUALS, SCALARS, first_of, new_array, one_element_type, second_of
 from .types import (NUMBER, DualMatrixType, DualTensorType, compiled_only, element_of, has_dual,
-                    load_entry, make_dual_matrix, store_element, store_entry, zero_element)
+                    load_entry, make_dual_matrix, store_element, store_entry, writable,
+                    zero_element)
 
 MATRICES = (DualMatrixType,)
 
@@ -252,13 +254,56 @@ def _where(condition, x, y):
         for shape in (shape_x(x), shape_y(y)):
             if (shape[0] != -1 and shape[0] != rows) or (shape[1] != -1 and shape[1] != cols):
                 raise ValueError("operands could not be broadcast together")
-        out = new_matrix(like(x, y), rows, cols)
+        order = keep_order((rows, cols), (strides_of(condition, 2), strides_of(x, 2), strides_of(y, 2)))
+        out = new_matrix_in(like(x, y), rows, cols, order)  # NumPy's layout
         zero = zero_element(like(x, y))
         for i in range(rows):
             for j in range(cols):
                 store_entry(out, i, j, zero + (get_x(x, i, j) if condition[i, j] else get_y(y, i, j)))
         return out
     return where
+
+
+# ---- constant matrices shaped and laid out as another ---------------------------------------------------
+def _constant_like(a, dtype, what):
+    if not isinstance(a, MATRICES):
+        return False
+    if not (is_none(dtype) or (isinstance(dtype, (types.NumberClass, types.DType)) and dtype.dtype == types.float64)):
+        raise TypingError(f"{what} of a 2-D array of duals makes float64 duals, not dtype={dtype}")
+    return True
+
+
+@register_jitable
+def _filled_like(a, fill):
+    """Constants (zero tangents) of a's shape, laid out as a is (NumPy's order 'K')."""
+    rows, cols = a.shape
+    out = new_matrix_in(a, rows, cols, keep_order(a.shape, (strides_of(a, 2),)))
+    out.values[:, :] = fill
+    out.components[:, :, :] = 0.0
+    return out
+
+
+def _matrix_like(fill, what):
+    def choose(a, dtype=None):
+        if _constant_like(a, dtype, what):
+            return lambda a, dtype=None: _filled_like(a, fill)
+        return None
+    return choose
+
+
+overload(np.zeros_like)(_matrix_like(0.0, "np.zeros_like"))
+overload(np.empty_like)(_matrix_like(0.0, "np.empty_like"))
+overload(np.ones_like)(_matrix_like(1.0, "np.ones_like"))
+
+
+@overload(np.full_like)
+def _full_like(a, fill_value, dtype=None):
+    if _constant_like(a, dtype, "np.full_like"):
+        if not isinstance(fill_value, NUMBER):
+            raise TypingError("np.full_like of a 2-D array of duals takes a number as fill_value "
+                              "(a dual fill: np.zeros_like(m) + dual)")
+        return lambda a, fill_value, dtype=None: _filled_like(a, float(fill_value))
+    return None
 
 
 # ---- flips, rotations, added axes: views and copies of the entries ----------------------------------
@@ -316,6 +361,7 @@ def _atleast_2d(a):
     if isinstance(a, MATRICES):
         return lambda a: a
     if isinstance(a, ARRAYS):
+        writable(a)  # a view, as NumPy's: of f's own copy of an input
         return lambda a: _to_matrix(a, (1, len(a)))
     return None
 
@@ -324,6 +370,7 @@ def _atleast_2d(a):
 def _expand_dims(a, axis):
     if not isinstance(a, ARRAYS):
         return None
+    writable(a)  # a view, as NumPy's: of f's own copy of an input
 
     def expand_dims(a, axis):
         if axis == 0 or axis == -2:
@@ -375,8 +422,9 @@ def _rows_of(arrays, what):
     """Whether arrays is a tuple or list of rows, 1-D arrays or tuples/lists of scalars, with
     duals among them (the rows of a matrix); a TypingError for tuples mixing duals with
     anything else."""
-    if (isinstance(arrays, types.BaseTuple) and any(isinstance(t, MATRICES) for t in arrays)) or (
-            isinstance(arrays, types.List) and isinstance(arrays.dtype, MATRICES)):
+    if isinstance(arrays, types.BaseTuple) and any(isinstance(t, MATRICES) for t in arrays):
+        return False  # a 3-D array (numpy_tensor.py's), or blocks joined (_join_blocks)
+    if isinstance(arrays, types.List) and isinstance(arrays.dtype, MATRICES):
         if what in ("np.stack", "np.array", "np.asarray"):
             return False  # a 3-D array: numpy_tensor.py's
         cannot(f"{what} of 2-D arrays of duals is not compiled (it joins 1-D arrays into a "
@@ -449,17 +497,111 @@ def _rows_matrix(arrays):
     return from_tuple
 
 
+# ---- joining blocks (matrices, and vectors as rows or columns) into a matrix --------------------------
+joined = compiled_only("numpy_matrix", "joined")  # (tup, axis, vector): blocks joined along axis 0 or 1
+block_shape = compiled_only("numpy_matrix", "block_shape")  # (block, vector): its (rows, cols)
+block_entry = compiled_only("numpy_matrix", "block_entry")  # (block, i, j): entry (i, j)
+
+
+@overload(block_shape)
+def _block_shape(block, vector):
+    """A matrix's shape; a 1-D array's as a row (vector 0: vstack) or a column (1: column_stack)."""
+    if _is_matrix(block):
+        return lambda block, vector: block.shape
+    return lambda block, vector: (1, len(block)) if vector == 0 else (len(block), 1)
+
+
+@overload(block_entry)
+def _block_entry(block, i, j):
+    if isinstance(block, MATRICES):
+        return lambda block, i, j: load_entry(block, i, j)
+    if is_float_matrix(block):
+        return lambda block, i, j: block[i, j]
+    return lambda block, i, j: block[i + j]  # a row or a column: one of i, j is 0
+
+
+def _blocks(tup, what, vectors):
+    """Whether tup is a tuple of blocks with a 2-D array of duals among them; a TypingError
+    for anything else in it (a 1-D array, where `vectors` is False: NumPy's ndim error)."""
+    if not (isinstance(tup, types.BaseTuple) and any(isinstance(t, MATRICES) for t in tup)):
+        return False
+    for t in tup:
+        if not (_is_matrix(t) or (vectors and _is_1d(t))):
+            cannot(f"{what} joins arrays of the same number of dimensions (2-D arrays of duals "
+                   f"with 2-D float arrays{' or 1-D arrays' if vectors else ''}), got {tup}")
+    one_element_type([element_of(t) if isinstance(t, DUALS + MATRICES) else t for t in tup], what)
+    return True
+
+
+@overload(joined)
+def _joined(tup, axis, vector):
+    """NumPy's concatenate of 2-D blocks along axis 0 or 1 (negative axes counted from the
+    end): a new matrix laid out as NumPy's, float blocks as constants."""
+    def join(tup, axis, vector):
+        along = axis + 2 if axis < 0 else axis
+        if along != 0 and along != 1:
+            raise ValueError("axis out of bounds for joining 2-D arrays")
+        rows = cols = -1
+        fortran = contradicted = False  # NumPy's layout: F where a block says F and none C
+        for block in literal_unroll(tup):
+            said = vote(strides_of(block, 2))
+            fortran, contradicted = fortran or said == 1, contradicted or said == -1
+            r, c = block_shape(block, vector)
+            if along == 0:
+                rows, cols = (r if rows < 0 else rows + r), (c if cols < 0 else cols)
+                if c != cols:
+                    raise ValueError("all the input array dimensions except for the concatenation "
+                                     "axis must match exactly")
+            else:
+                rows, cols = (r if rows < 0 else rows), (c if cols < 0 else cols + c)
+                if r != rows:
+                    raise ValueError("all the input array dimensions except for the concatenation "
+                                     "axis must match exactly")
+        out = new_matrix_in(tup, rows, cols, matrix_order(fortran and not contradicted))
+        zero, start = zero_element(tup), 0
+        for piece in literal_unroll(tup):  # a second name: literal_unroll's loops need their own
+            r, c = block_shape(piece, vector)
+            for i in range(r):
+                for j in range(c):
+                    entry = zero + block_entry(piece, i, j)
+                    if along == 0:
+                        store_entry(out, start + i, j, entry)
+                    else:
+                        store_entry(out, i, start + j, entry)
+            start += r if along == 0 else c
+        return out
+    return join
+
+
 @overload(np.vstack)
 def _vstack(tup):
+    if _blocks(tup, "np.vstack", vectors=True):
+        return lambda tup: joined(tup, 0, 0)
     if _rows_of(tup, "np.vstack"):
         return lambda tup: rows_matrix(tup)
     return None
 
 
+@overload(np.hstack)
+def _hstack(tup):
+    if _blocks(tup, "np.hstack", vectors=False):
+        return lambda tup: joined(tup, 1, 0)
+    return None
+
+
+@overload(np.concatenate)
+def _concatenate_blocks(arrays, axis=0):
+    if _blocks(arrays, "np.concatenate", vectors=False):
+        return lambda arrays, axis=0: joined(arrays, axis, 0)
+    return None
+
+
 @overload(np.column_stack)
 def _column_stack(tup):
+    if _blocks(tup, "np.column_stack", vectors=True):
+        return lambda tup: joined(tup, 1, 1)
     if _rows_of(tup, "np.column_stack"):
-        return lambda tup: rows_matrix(tup).T
+        return lambda tup: rows_matrix(tup).T.copy()  # C order, as NumPy's
     return None
 
 
@@ -472,7 +614,7 @@ def _stack(arrays, axis=0):
         if axis == 0 or axis == -2:
             return rows_matrix(arrays)
         if axis == 1 or axis == -1:
-            return rows_matrix(arrays).T
+            return rows_matrix(arrays).T.copy()  # C order, as NumPy's
         raise ValueError("axis out of bounds for a stack of 1-D arrays")
     return stack
 
@@ -532,6 +674,37 @@ def _sum(a, axis=None):
 overload_method(DualMatrixType, "sum")(lambda a, axis=None: lambda a, axis=None: np.sum(a, axis))
 
 
+@overload(np.cumsum)
+def _cumsum(a, axis=None):
+    """Running sums along an axis (a new matrix, laid out as a), or of the entries in C order (1-D)."""
+    if not isinstance(a, MATRICES):
+        return None
+    if is_none(axis):
+        return lambda a, axis=None: np.cumsum(flat(a))
+    if not isinstance(axis, types.Integer):
+        raise TypingError(f"np.cumsum of a 2-D array of duals takes axis None, 0, 1, -1 or -2, not {axis}")
+
+    def along(a, axis=None):
+        if not (axis in (0, 1, -1, -2)):
+            raise ValueError("axis out of bounds for a 2-D array")
+        rows, cols = a.shape
+        out = new_matrix_in(a, rows, cols, keep_order(a.shape, (strides_of(a, 2),)))  # NumPy's layout
+        down = axis == 0 or axis == -2
+        for i in range(rows):
+            for j in range(cols):
+                entry = load_entry(a, i, j)
+                if down and i > 0:
+                    entry = load_entry(out, i - 1, j) + entry
+                elif not down and j > 0:
+                    entry = load_entry(out, i, j - 1) + entry
+                store_entry(out, i, j, entry)
+        return out
+    return along
+
+
+overload_method(DualMatrixType, "cumsum")(lambda a, axis=None: lambda a, axis=None: np.cumsum(a, axis))
+
+
 # ---- reshape between 1-D and 2-D -----------------------------------------------------------------------
 def reshape_dual(a, shape):
     """np.reshape / a.reshape with a matrix or a 3-D array on one side (numpy_structure.reshaped
@@ -545,10 +718,9 @@ def reshape_dual(a, shape):
             return lambda a, shape: _to_matrix(entries(a), shape)
         if dims == 3:
             return lambda a, shape: to_tensor(entries(a), shape)
-    elif dims == 2:
-        return lambda a, shape: _to_matrix(a, shape)
-    elif dims == 3:
-        return lambda a, shape: to_tensor(a, shape)
+    elif dims in (2, 3):
+        writable(a)  # NumPy's reshape is a view: of f's own copy of an input
+        return (lambda a, shape: _to_matrix(a, shape)) if dims == 2 else (lambda a, shape: to_tensor(a, shape))
     return None
 
 
@@ -564,7 +736,7 @@ def _to_matrix(v, shape):
         k = size // m
     if m * k != size or m < 0 or k < 0:
         raise ValueError("cannot reshape an array of duals into this shape")
-    a = as_dual_array(v)  # an input's seed: its own copy (f never writes into its argument)
+    a = as_dual_array(v)  # a DualArray: overloads refuse seeds (types.writable)
     step = a.values.strides[0]
     row, column = a.components.strides
     values = as_strided(a.values, shape=(m, k), strides=(k * step, step))
@@ -670,4 +842,5 @@ dualad_templates_first((np.where, np.diagflat, np.flipud, np.fliplr, np.flip, np
                         np.expand_dims, np.broadcast_to))
 dualad_templates_first((np.dot, np.matmul, np.outer, np.kron, np.diagonal, np.diag, np.trace, np.tril,
                         np.triu, np.vstack, np.column_stack, np.stack, np.array, np.asarray, np.sum,
-                        np.mean, np.prod, np.max, np.min, np.cov, np.corrcoef, np.transpose))
+                        np.mean, np.prod, np.max, np.min, np.cov, np.corrcoef, np.transpose, np.hstack,
+                        np.concatenate, np.cumsum, np.zeros_like, np.empty_like, np.ones_like, np.full_like))

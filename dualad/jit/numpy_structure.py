@@ -19,8 +19,10 @@ from .cache import overload, overload_attribute, overload_method, register_jitab
 from .numpy_overloads import cannot, copied, dualad_templates_first, is_none, is_vector, primal, whole
 from .overloads import (ARRAYS, DUALS, SCALARS, element_or_whole, first_of, length_of, new_array,
                         one_element_type, second_of)
+from .layout import matrix_order, new_matrix_in
 from .numpy_matrix import reshape_dual
-from .types import NUMBER, DualArrayType, DualMatrixType, DualTensorType, compiled_only, store_element, zero_element
+from .types import (NUMBER, DualArrayType, DualMatrixType, DualTensorType, compiled_only, store_element, writable,
+                    zero_element)
 
 
 def _vector(t):
@@ -520,16 +522,55 @@ def _astype(a, dtype):
                       "float64 (astype(float))")
 
 
+for _array_type in ARRAYS + (DualMatrixType, DualTensorType):
+    overload_method(_array_type, "astype")(lambda a, dtype: _astype(a, dtype))
+
+
+@overload(np.ascontiguousarray)
+def _ascontiguousarray(a):
+    """a itself when its entries lie in C order one after another (a write through the result
+    reaches a, as NumPy's), else a C-ordered copy."""
+    if not isinstance(a, ARRAYS + (DualMatrixType, DualTensorType)):
+        return None
+    writable(a)  # a differentiated input: f's own copy, which the result may be
+
+    def contiguous(a):
+        if a.values.flags.c_contiguous and a.components.flags.c_contiguous:
+            return a
+        return a.copy()
+    return contiguous
+
+
+@overload(np.asfortranarray)
+def _asfortranarray(a):
+    """a itself when it is F-ordered (a 1-D array: contiguous), else an F-ordered copy."""
+    if isinstance(a, ARRAYS):
+        return lambda a: np.ascontiguousarray(a)
+    if not isinstance(a, DualMatrixType):
+        return None
+    writable(a)
+
+    def fortran(a):
+        if a.values.flags.f_contiguous:
+            return a
+        rows, cols = a.shape
+        out = new_matrix_in(a, rows, cols, matrix_order(True))
+        out.values[:, :] = a.values
+        out.components[:, :, :] = a.components
+        return out
+    return fortran
+
+
 for _array_type in ARRAYS:
     for _name, (_func, _arity) in METHODS.items():
         overload_method(_array_type, _name)(_method(_func, _arity))
-    overload_method(_array_type, "astype")(lambda a, dtype: _astype(a, dtype))
     overload_method(_array_type, "var")(lambda a, ddof=0: lambda a, ddof=0: np.var(a, None, ddof))
     overload_method(_array_type, "std")(lambda a, ddof=0: lambda a, ddof=0: np.std(a, None, ddof))
     overload_attribute(_array_type, "T")(lambda a: lambda a: a)
 
 
-dualad_templates_first((np.insert, np.split, np.array_split, np.hsplit, np.vsplit, np.select))
+dualad_templates_first((np.insert, np.split, np.array_split, np.hsplit, np.vsplit, np.select, np.ascontiguousarray,
+                        np.asfortranarray))
 dualad_templates_first((np.copy, np.ravel, np.atleast_1d, np.reshape, np.flip, np.take, np.repeat,
                         np.tile, np.append, np.hstack, np.cross, np.inner, np.vdot, np.delete,
                         np.take_along_axis, np.round, np.around) +

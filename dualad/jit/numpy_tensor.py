@@ -18,9 +18,9 @@ from .matrix import is_float_matrix, new_matrix
 from .numpy_overloads import dualad_templates_first
 from .numpy_structure import split_bounds
 from .overloads import ARRAYS, DUALS, one_element_type
-from .protocol import as_dual_array
 from .tensor import new_tensor, tensor_flat
-from .types import NUMBER, DualMatrixType, DualTensorType, compiled_only, element_of, make_dual_tensor
+from .types import (NUMBER, DualMatrixType, DualTensorType, compiled_only, element_of, make_dual_tensor,
+                    writable)
 
 
 # ---- making, joining and splitting --------------------------------------------------------------------
@@ -46,7 +46,8 @@ def _matrix_3d(m):
 def _atleast_3d(arys):
     """NumPy's atleast_3d of one array: (n,) -> (1, n, 1), (m, k) -> (m, k, 1), views."""
     if isinstance(arys, ARRAYS):
-        return lambda arys: _vector_3d(as_dual_array(arys))
+        writable(arys)  # a view, as NumPy's: of f's own copy of an input
+        return lambda arys: _vector_3d(arys)
     if isinstance(arys, DualMatrixType):
         return lambda arys: _matrix_3d(arys)
     if isinstance(arys, DualTensorType):

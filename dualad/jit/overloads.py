@@ -28,10 +28,9 @@ from ..rules import RULES
 from . import cache, tracer
 from .active import constant, one_operand, two_operands
 from .cache import overload, register_jitable
-from .types import (ARRAYS, NUMBER, READ_ONLY_INPUT, ActiveArrayType, ActiveType, DualArrayType,
-                    DualMatrixType, DualTensorType, DualType, HyperDualType, HyperSeedArrayType, SeedArrayType,
-                    TracerType, element_of, make_dual, make_dual_array, make_dual_matrix,
-                    make_hyper, make_hyper_sym, store_element)
+from .types import (ARRAYS, NUMBER, ActiveType, DualArrayType, DualMatrixType, DualTensorType, DualType,
+                    HyperDualType, TracerType, element_of, make_dual, make_dual_array, make_dual_matrix,
+                    make_hyper, make_hyper_sym, store_element, writable)
 from .intrinsics import tuple_axpy, tuple_outer_axpy, tuple_scale, tuple_zero
 
 SCALARS = (DualType, HyperDualType, ActiveType)
@@ -397,8 +396,7 @@ def in_place_target(entry, target):
     copy of it, as for item assignment)."""
     if entry not in IN_PLACE:
         return False
-    if isinstance(target, (SeedArrayType, HyperSeedArrayType, ActiveArrayType)):
-        raise TypingError(READ_ONLY_INPUT)
+    writable(target)
     return isinstance(target, (DualArrayType, DualMatrixType, DualTensorType))
 
 

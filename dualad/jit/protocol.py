@@ -18,10 +18,11 @@ from .. import math as dual_math
 from .cache import overload, overload_attribute, register_jitable
 from .overloads import (ARRAYS, DUALS, SCALARS, by_value, element_or_whole, is_operand,
                         length_of, new_array, no_length, snapshot)
-from .types import (NUMBER, READ_ONLY_INPUT, DualArrayType, DualMatrixType, HyperSeedArrayType, SeedArrayType, element_of,
+from .types import (NUMBER, DualArrayType, DualMatrixType, HyperSeedArrayType, SeedArrayType, element_of,
                     load_element, make_dual, make_dual_array, make_hyper, make_hyper_seed_array,
-                    make_hyper_sym, make_seed_array, store_element)
+                    make_hyper_sym, make_seed_array, store_element, writable)
 from .intrinsics import unit_tuple
+from .layout import keep_order, strides_of
 
 
 def _log_with_base(numbers_too):
@@ -102,7 +103,20 @@ def _array_comparison(op):
             return None
         va = _values if isinstance(a, stored) else (_primal if isinstance(a, SCALARS) else _itself)
         vb = _values if isinstance(b, stored) else (_primal if isinstance(b, SCALARS) else _itself)
-        return lambda a, b: op(va(a), vb(b))
+        if not any(isinstance(t, DualMatrixType) for t in (a, b)):
+            return lambda a, b: op(va(a), vb(b))
+
+        def matrices(a, b):
+            # numba's own result is C-ordered; NumPy's is laid out as the operands (z.T > 0 is
+            # F-ordered, and np.where then follows it: jit/layout.py)
+            result = op(va(a), vb(b))
+            order = keep_order(result.shape, (strides_of(a, 2), strides_of(b, 2)))
+            if order[0] == 1:
+                return result
+            laid_out = np.empty((result.shape[1], result.shape[0]), np.bool_).T
+            laid_out[:, :] = result
+            return laid_out
+        return matrices
     return choose
 
 
@@ -234,8 +248,7 @@ def _getitem(a, index):
 
 @overload(operator.setitem)
 def _setitem(a, index, item):
-    if isinstance(a, (SeedArrayType, HyperSeedArrayType)):
-        raise TypingError(READ_ONLY_INPUT)
+    writable(a)
     if isinstance(a, types.Array) and isinstance(item, DUALS):
         raise TypingError(
             f"a float array cannot hold a dual ({item}). An array that f allocates itself "

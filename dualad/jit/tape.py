@@ -45,8 +45,8 @@ from .kernels import compile_kernel, gradient_of, seeded_caller
 from .tuples import flat_input, shaped_like_input
 from .runtime import (address_of, drop, float_pointer, int_pointer, keep, pool_address,
                       try_lock, unlock)
-from .types import (READ_ONLY_INPUT, ActiveArrayType, ActiveType, DualMatrixType, DualTensorType,
-                    compiled_only, make_active, make_active_array, make_dual_active_array)
+from .types import (ActiveArrayType, ActiveType, DualMatrixType, DualTensorType,
+                    compiled_only, make_active, make_active_array, make_dual_active_array, writable)
 
 __all__ = ["value_and_grad", "grad", "jacrev", "vjp"]
 
@@ -85,8 +85,7 @@ def _getitem(a, index):
 
 @overload(operator.setitem)
 def _setitem(a, index, item):
-    if isinstance(a, ActiveArrayType):
-        raise TypingError(READ_ONLY_INPUT)
+    writable(a)
     return None
 
 

@@ -21,6 +21,7 @@ from numba.core.errors import TypingError
 from numpy.lib.stride_tricks import as_strided
 
 from .cache import overload, overload_attribute, overload_method, register_jitable
+from .layout import copy_in_order, keep_order, new_tensor_in, strides_of
 from .matrix import broadcast_axis, c_order, register_elementwise
 from .overloads import DUALS, IN_PLACE, first_of, in_place_target, one_element_type, second_of, snapshot
 from .protocol import as_dual_array, checked_index
@@ -77,7 +78,7 @@ def to_tensor(v, shape):
         c = size // known
     if a * b * c != size or a < 0 or b < 0 or c < 0:
         raise ValueError("cannot reshape an array of duals into this shape")
-    v = as_dual_array(v)  # an input's seed: its own copy (f never writes into its argument)
+    v = as_dual_array(v)  # a DualArray: overloads refuse seeds (types.writable)
     step = v.values.strides[0]
     row, column = v.components.strides
     values = as_strided(v.values, shape=(a, b, c), strides=(b * c * step, c * step, step))
@@ -107,7 +108,7 @@ def _copied(t):
 overload_attribute(DualTensorType, "T")(lambda a: lambda a: _transposed(a))
 overload_method(DualTensorType, "transpose")(lambda a: lambda a: _transposed(a))
 overload(np.transpose)(lambda a: (lambda a: _transposed(a)) if isinstance(a, DualTensorType) else None)
-overload(np.copy)(lambda a: (lambda a: _copied(a)) if isinstance(a, DualTensorType) else None)
+overload(np.copy)(lambda a: (lambda a: copy_in_order(a)) if isinstance(a, DualTensorType) else None)
 overload_method(DualTensorType, "copy")(lambda a: lambda a: _copied(a))
 overload(np.ravel)(lambda a: (lambda a: c_order(a, True)) if isinstance(a, DualTensorType) else None)
 overload_method(DualTensorType, "ravel")(lambda a: lambda a: c_order(a, True))
@@ -277,7 +278,7 @@ def tensor_elementwise(entry, arity):
         if arity == 1:
             def unary(a):
                 d, rows, cols = a.shape
-                out = new_tensor(a, d, rows, cols)
+                out = new_tensor_in(a, d, rows, cols, keep_order(a.shape, (strides_of(a, 3),)))
                 for p in range(d):
                     view = out[p]
                     view[:, :] = entry(a[p])
@@ -304,7 +305,8 @@ def tensor_elementwise(entry, arity):
                                  "compiled")
             first = entry(slice_of(a, 0), slice_of(b, 0))
             rows, cols = first.shape
-            out = new_tensor(pick_like(a, b), lead, rows, cols)
+            order = keep_order((lead, rows, cols), (strides_of(a, 3), strides_of(b, 3)))  # NumPy's layout
+            out = new_tensor_in(pick_like(a, b), lead, rows, cols, order)
             for p in range(lead):
                 view = out[p]
                 view[:, :] = first if p == 0 else entry(slice_of(a, p), slice_of(b, p))

@@ -40,7 +40,7 @@ __all__ = ["DualType", "DualArrayType", "make_dual", "make_dual_array", "DualMat
            "make_dual_matrix", "load_entry", "store_entry", "make_dual_tensor", "load_cell", "store_cell",
            "SeedArrayType",
            "make_seed_array", "NUMBER", "HyperDualType", "make_hyper", "make_hyper_sym",
-           "HyperSeedArrayType", "make_hyper_seed_array", "ARRAYS", "compiled_only", "READ_ONLY_INPUT",
+           "HyperSeedArrayType", "make_hyper_seed_array", "ARRAYS", "compiled_only", "READ_ONLY_INPUT", "SEEDS", "writable",
            "tuple_fields", "element_of", "element_width", "load_element", "store_element",
            "zero_element", "ACTIVE", "ActiveType", "make_active", "ACTIVE_ARRAY",
            "ActiveArrayType", "make_active_array", "make_dual_active_array", "TracerType", "TRACER",
@@ -658,6 +658,17 @@ def make_dual_active_array(typingctx, source, first, stride, header):
 lower_builtin("getiter", ActiveArrayType)(_getiter)
 # Every compiled array of duals; arrays of actives take the DualArray operations too.
 ARRAYS = _FORWARD_ARRAYS + (ActiveArrayType,)
+# The differentiated input as f receives it: lazy and read-only (no stored components).
+SEEDS = (SeedArrayType, HyperSeedArrayType, ActiveArrayType)
+
+
+def writable(a):
+    """A TypingError (READ_ONLY_INPUT) when a is a differentiated input's seed, for overloads
+    that write into a or return a view of it (reshape, atleast_2d). kernels.seeded_caller
+    then gives f its own materialised copy, so that writes reach x through every view, as
+    NumPy's do (a view built on a copy of the seed would silently drop them)."""
+    if isinstance(a, SEEDS):
+        raise TypingError(READ_ONLY_INPUT)
 
 # An active stored in a DualArray: columns index + 1, scale, header, as floats (exact below
 # 2^53, which holds node counts and user-space addresses), so that a zero-filled buffer

@@ -103,9 +103,18 @@ class Traced(ArrayLike):
         self._write(index, item)
 
     def _root_positions(self):
-        """Flat positions of this array's entries in its root array (itself when not a view)."""
+        """Flat positions of this array's entries in its root array (itself when not a view),
+        laid out in memory as the root's values are (NumPy's order='K' results, np.sin(m.T),
+        are F-ordered), so that probing a call on them finds NumPy's view-or-copy choice."""
         if self._base is None:
-            return np.arange(math.prod(np.shape(self._value)), dtype=np.intp).reshape(np.shape(self._value))
+            shape = np.shape(self._value)
+            positions = np.arange(math.prod(shape), dtype=np.intp).reshape(shape)
+            values = primal(self._value)  # a forward layer's components are laid out alike
+            if type(values) is np.ndarray and values.ndim >= 2 and not values.flags.c_contiguous:
+                laid_out = np.empty_like(values, dtype=np.intp)  # order='K'
+                laid_out[...] = positions
+                return laid_out
+            return positions
         if self._positions is None:
             self._positions, self._position_fn = np.asarray(self._position_fn()), None
         return self._positions
@@ -119,7 +128,7 @@ class Traced(ArrayLike):
         if np.ndim(self._value) == 0:
             raise TypeError("cannot assign into an element of a scalar")
         item_value, item_node = value_and_node(item, self.tape)
-        value = self._value.copy()
+        value = self._value.copy(order="K") if isinstance(self._value, np.ndarray) else self._value.copy()
         value = assign(value, index, item_value)
         item_shape = np.shape(item_value)
 
@@ -142,8 +151,8 @@ class Traced(ArrayLike):
             self._value, self._node = fresh._value, fresh._node
             self._base_version = base._version
 
-    def copy(self):
-        return selection(lambda arrays: arrays[0].copy(), [self], self.tape)
+    def copy(self, order="C"):
+        return selection(lambda arrays: arrays[0].copy(order=order), [self], self.tape)
 
     def fresh(self):
         """The same value and node in a new object (number.fresh): writes into it record a
@@ -244,9 +253,8 @@ def selection(fn, operands, tape, may_view=False):
     if may_view and len(operands) == 1:
         # NumPy's choice of view or copy depends on the operand's layout: a view of a root
         # array is probed on its positions in the root (np.ravel copies a view with gaps)
-        root_view = getattr(operands[0], "_base", None) is not None
-        layout = operands[0]._root_positions() if root_view else positions[0]
-        is_view = np.shares_memory(np.asarray(fn([layout])) if root_view else out_positions, layout)
+        layout = operands[0]._root_positions() if isinstance(operands[0], Traced) else positions[0]
+        is_view = np.shares_memory(np.asarray(fn([layout])), layout)
     kept = out_positions.reshape(-1)
     # entries at -1 are constants: of a constant operand, or new ones (np.pad's constant)
     mask = kept >= 0

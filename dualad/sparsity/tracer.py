@@ -110,17 +110,18 @@ class SparsityTracer(ArrayLike):
     def constant(self, x):
         """x as a buffer of this detection with empty sets (item assignment fills it)."""
         value = np.array(x, dtype=float) if not is_layer(x) else x.copy()
-        shape = np.shape(value)
-        return SparsityTracer(value, _zeros(shape), _zeros(shape) if self.ctx.h is not None else None,
-                              self.ctx)
+        # the ids laid out as the value (NumPy's view-or-copy choices must agree on both)
+        ids = (lambda: np.zeros_like(value, dtype=np.int64)) if type(value) is np.ndarray else \
+            (lambda: _zeros(np.shape(value)))
+        return SparsityTracer(value, ids(), ids() if self.ctx.h is not None else None, self.ctx)
 
     def fresh(self):
         """A new object f may assign into without changing this one (number.fresh)."""
         return SparsityTracer(fresh(self.value), self.g.copy(),
                               None if self.h is None else self.h.copy(), self.ctx)
 
-    def copy(self):
-        return np.copy(self)
+    def copy(self, order="C"):
+        return np.copy(self, order=order)
 
     # ---- elementwise rules -----------------------------------------------------------------
     def _apply_rule(self, rule, args):

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import dualad
+from dualad.jit.layout import keep_order
 from dualad.jit.numpy_linalg import division_free_det
 
 WIDE = np.array([[0.3, -1.2, 0.8], [1.0, 0.2, -0.4]])
@@ -273,3 +274,77 @@ def test_singular_and_non_finite_matrices_as_numpy_finds_them():
         for mode in ("forward", "reverse"):
             np.testing.assert_array_equal(np.isnan(dualad.jacobian(nine, mode=mode)(x)),
                                           np.isnan(dualad.jacobian(nine, mode=mode, jit=False)(x)))
+
+
+@numba.njit
+def _keep_order(shape, first, second):
+    return keep_order(shape, (first, second))
+
+
+def _strided_operand(shape, rng):
+    """An operand of this shape: a transposed, stepped, flipped view, one axis maybe of length 1."""
+    nd = len(shape)
+    axes = rng.permutation(nd)
+    steps = rng.choice([1, 2, -1, -2], nd)
+    base = np.ones([shape[a] * abs(s) for a, s in zip(axes, steps)])
+    view = base[tuple(slice(None, None, s) for s in steps)].transpose(np.argsort(axes))
+    if rng.random() < 0.3:
+        view = view[tuple(slice(0, 1) if k == rng.integers(nd) else slice(None) for k in range(nd))]
+    return view
+
+
+def test_new_arrays_are_laid_out_as_numpys_order_k():
+    """layout.keep_order (the axis order of a compiled elementwise result) is NumPy's on random
+    strided, transposed, flipped and broadcast operands, 2-D and 3-D."""
+    rng = np.random.default_rng(0)
+    for _ in range(3000):
+        shape = tuple(int(n) for n in rng.integers(1, 5, rng.choice([2, 3])))
+        operands = [_strided_operand(shape, rng) for _ in range(rng.choice([1, 2]))]
+        result = np.sin(operands[0]) if len(operands) == 1 else operands[0] + operands[1]
+        shape = result.shape  # an operand of length 1 along an axis broadcasts there
+        strides = [tuple(0 if n == 1 else s for n, s in zip(op.shape, op.strides)) for op in operands]
+        order = _keep_order(shape, strides[0], strides[-1])
+        step, expected = 8, [0] * len(shape)
+        for axis in order:
+            expected[axis], step = step, step * shape[axis]
+        assert all(n == 1 or a == b for n, a, b in zip(shape, result.strides, expected)), \
+            (shape, [op.strides for op in operands], result.strides, expected)
+
+
+@numba.njit
+def joins_and_conversions(x):
+    """Blocks joined (hstack, vstack, concatenate on either axis, column_stack with a vector),
+    cumsum along each axis and whole, and NumPy's view-or-copy rules of ascontiguousarray and
+    astype: a write through a view reaches the array, a write into a copy does not."""
+    m = np.outer(x[:2], x[2:4])
+    a = np.hstack((m, m.T, np.ones((2, 1))))
+    b = np.vstack((m, np.eye(2), m.T))
+    c = np.concatenate((m, m * 2.0), axis=1)
+    d = np.concatenate((m.T, m), axis=-2)
+    e = np.column_stack((m, x[:2]))
+    f = np.cumsum(m.T, axis=0) + m.cumsum(axis=1) + np.cumsum(m, -1)
+    g = np.cumsum(m.T)
+    h = np.ascontiguousarray(m.T)
+    h[0, 1] = x[0] * 5.0           # a copy: m unchanged
+    k = np.ascontiguousarray(m)
+    k[1, 0] = x[3] * 7.0           # m itself: m changes
+    y = x * 1.0
+    np.ascontiguousarray(y)[2] = x[1] ** 2   # y itself
+    z = np.ascontiguousarray(y[::2])
+    z[0] = 9.0 * x[3]                        # a copy
+    t = m.astype(np.float64)
+    t[0, 0] = 3.0 * x[2]                     # a copy
+    return np.concatenate((a.ravel(), b.ravel(), c.ravel(), d.ravel(), e.ravel(), f.ravel(), g,
+                           h.ravel(), k.ravel(), m.ravel(), y, z, t.ravel()))
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_joins_cumsum_and_conversions_follow_numpy(mode):
+    x = np.array([0.5, -1.0, 0.25, 2.0])
+    np.testing.assert_allclose(joins_and_conversions(x), joins_and_conversions.py_func(x), rtol=1e-15)
+    python = dualad.jacobian(joins_and_conversions, mode=mode, jit=False)(x)
+    h = 1e-6
+    central = np.stack([(joins_and_conversions.py_func(x + h * e) - joins_and_conversions.py_func(x - h * e))
+                        / (2 * h) for e in np.eye(4)], axis=1)
+    np.testing.assert_allclose(python, central, atol=1e-7)
+    np.testing.assert_allclose(dualad.jacobian(joins_and_conversions, mode=mode)(x), python, rtol=1e-14)

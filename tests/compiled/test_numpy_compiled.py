@@ -174,9 +174,9 @@ def hypercube_with_dual(p):
 
 
 @numba.njit
-def stacked_matrices(p):
+def stacked_mixed(p):
     m = np.outer(p, p)
-    return np.vstack((m, m))[0]
+    return np.hstack((m, p))[0]
 
 
 @pytest.mark.parametrize("f, args, error, message", [
@@ -184,8 +184,8 @@ def stacked_matrices(p):
     (integer_buffer, (), TypingError, "array of int64 that receives duals.*dtype float64"),
     (into_argument, (np.zeros(2),), TypingError, "float array cannot hold a dual.*argument.*allocate the buffer"),
     (hypercube_with_dual, (), NotImplementedError, r"4-D array of float64 meets a dual.*ravel"),
-    (stacked_matrices, (), NotImplementedError, "np.vstack of 2-D arrays of duals.*assign the blocks"),
-], ids=["4-D allocation", "int allocation", "argument", "4-D float array", "vstack"])
+    (stacked_mixed, (), NotImplementedError, "np.hstack joins arrays of the same number of dimensions"),
+], ids=["4-D allocation", "int allocation", "argument", "4-D float array", "hstack of 2-D and 1-D"])
 def test_forms_that_cannot_work_name_the_rewrite(f, args, error, message):
     """The cause comes first in the message (kernels._explained)."""
     with pytest.raises(error, match=f"^dualad: cannot compile this derivative kernel: [^\\n]*{message}"):

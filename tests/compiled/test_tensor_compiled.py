@@ -101,6 +101,71 @@ def aliasing(x):
     return np.concatenate((t.ravel(), r, m.ravel(), q, c, w, p, v))
 
 
+F_ORDERED = np.asfortranarray(np.arange(6.0).reshape(3, 2) * 0.1)
+
+
+@numba.njit
+def layouts(x):
+    """Writes through views of the argument (reshape, atleast_2d, expand_dims, atleast_3d reach
+    x), and through ravel of results NumPy lays out in F order (np.sin(m.T), np.copy(m.T),
+    joins, np.where, cumsum, zeros_like and astype of F-ordered operands: a copy) or C order
+    (column_stack of vectors, m.T + a C-ordered matrix: a view)."""
+    x = x * 1.0
+    x.reshape(2, 4)[1, 0] *= 3.0
+    x[2:6].reshape((2, 2))[0, 1] += x[0]
+    np.atleast_2d(x)[0, 6] = x[1] * x[7]
+    np.expand_dims(x, 1)[3, 0] -= x[5] ** 2
+    np.atleast_3d(x)[0, 2, 0] = np.sin(x[4])
+    m = np.outer(x[:2], x[2:5])
+    a = np.sin(m.T)
+    a.ravel()[1] = 10.0 * x[0]        # F-ordered: a copy, a unchanged
+    b = np.copy(m.T)
+    b.ravel()[2] = 20.0 * x[1]        # F-ordered: a copy
+    c = m.T + np.ones((3, 2))
+    c.ravel()[1] = 30.0 * x[2]        # C-ordered (C wins the conflict): a view
+    d = np.column_stack((x[:3], x[3:6]))
+    d.ravel()[4] = 40.0 * x[3]        # C-ordered: a view
+    e = np.exp(a) * b                 # both F-ordered: F
+    e.ravel()[3] = 50.0 * x[4]        # a copy
+    t = np.atleast_3d(a) + 1.0        # F-ordered (3, 2, 1)
+    t.ravel()[2] = 60.0 * x[6]        # a copy
+    g = np.vstack((m.T, np.cos(m.T), F_ORDERED))  # every block F: F
+    g.ravel()[2] = 70.0 * x[5]        # a copy
+    k = np.where(m.T > 0.0, m.T, 2.0 * m.T)  # F, its condition too
+    k.ravel()[1] = 80.0 * x[6]
+    q = np.cumsum(m.T, axis=0)        # F
+    q.ravel()[1] = 90.0 * x[7]
+    z = np.zeros_like(m.T)            # F
+    z[:, :] = m.T
+    z.ravel()[1] = 11.0 * x[0]
+    s = m.T.astype(np.float64)        # F (order 'K')
+    s.ravel()[1] = 12.0 * x[1]
+    return np.concatenate((x, a.ravel(), b.ravel(), c.ravel(), d.ravel(), e.ravel(), t.ravel(), g.ravel(),
+                           k.ravel(), q.ravel(), z.ravel(), s.ravel()))
+
+
+@numba.njit
+def squares_of_layouts(x):
+    return np.sum(layouts(x) ** 2)
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_writes_follow_numpys_layouts(mode):
+    x = np.array([0.7, -0.4, 1.3, 0.5, 2.0, -1.1, 0.9, 0.3])
+    # the compiled duals' values are NumPy's (numba's floats are not: their cumsum(m.T, axis=0)
+    # is C-ordered)
+    np.testing.assert_allclose(dualad.jvp(layouts, (x,), (np.ones(8),))[0], layouts.py_func(x), rtol=1e-15)
+    expected = dualad.jacobian(layouts, mode="forward", jit=False)(x)
+    h = 1e-6
+    central = np.stack([(layouts.py_func(x + h * e) - layouts.py_func(x - h * e)) / (2 * h)
+                        for e in np.eye(8)], axis=1)
+    np.testing.assert_allclose(expected, central, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(dualad.jacobian(layouts, mode=mode)(x), expected, rtol=1e-14)
+    np.testing.assert_allclose(dualad.jacobian(layouts, mode=mode, jit=False)(x), expected, rtol=1e-14)
+    np.testing.assert_allclose(dualad.hvp(squares_of_layouts)(x, np.ones(8)),
+                               dualad.hessian(squares_of_layouts, jit=False)(x) @ np.ones(8), rtol=1e-12)
+
+
 @pytest.mark.parametrize("mode", ["forward", "reverse"])
 def test_writes_follow_numpys_views_and_copies(mode):
     x = np.array([0.7, -0.4, 1.3, 0.5, 2.0, -1.1, 0.9, 0.3])
