@@ -394,3 +394,19 @@ def test_new_arrays_are_laid_out_as_numpys(mode):
                                rtol=1e-7, atol=1e-8)
     pattern = dualad.jacobian_sparsity(_layouts_of_new_arrays)(x).toarray()
     assert np.all(pattern[np.abs(expected) > 1e-6])  # no nonzero outside it
+
+
+def _written_then_raveled(x):
+    m = np.outer(x[:2], x[2:5])
+    a = np.sin(m.T)                 # F-ordered
+    a[0, 0] = x[0] ** 2             # a write keeps a F-ordered (on the tape too)
+    a.ravel()[1] = 10.0 * x[1]      # so ravel is a copy: a unchanged
+    return np.sum(a.ravel() ** 2)
+
+
+def test_a_write_keeps_the_layout_under_forward_over_reverse():
+    x = np.array([0.5, -1.0, 0.25, 2.0, 1.5])
+    expected = _central_difference(dualad.grad(_written_then_raveled, mode="reverse"), x, h=1e-5)
+    for mode in ("forward-over-reverse", "forward"):
+        np.testing.assert_allclose(dualad.hessian(_written_then_raveled, mode=mode)(x), expected,
+                                   rtol=1e-6, atol=1e-6)

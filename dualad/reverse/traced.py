@@ -128,7 +128,7 @@ class Traced(ArrayLike):
         if np.ndim(self._value) == 0:
             raise TypeError("cannot assign into an element of a scalar")
         item_value, item_node = value_and_node(item, self.tape)
-        value = self._value.copy(order="K") if isinstance(self._value, np.ndarray) else self._value.copy()
+        value = self._value.copy(order="K")  # an ndarray or a forward layer's number: its layout kept
         value = assign(value, index, item_value)
         item_shape = np.shape(item_value)
 
