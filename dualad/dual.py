@@ -22,10 +22,11 @@ def _as_float(x):
     return arr[()] if arr.ndim == 0 else arr
 
 
-def fit(component, value, trailing_shape):
+def fit(component, value, trailing_shape, shape=None):
     """A summed tangent as the component of a new value: broadcast to value's shape (a
-    constant can widen it), its entries laid out in memory as value's are (see in_layout)."""
-    shape = np.shape(value)
+    constant can widen it), its entries laid out in memory as value's are (see in_layout).
+    shape: value's, when the caller has it (np.shape costs on every scalar operation)."""
+    shape = np.shape(value) if shape is None else shape
     target = tuple(shape) + tuple(trailing_shape)
     if component.shape != target:
         component = np.broadcast_to(component, target).copy()
@@ -79,7 +80,7 @@ class Dual(ForwardNumber):
         shape = y.shape if hasattr(y, "shape") else ()
         if partials is None:
             partials = np.zeros(shape + n_partials)
-        return cls._make(y, (fit(partials, y, n_partials),), tag)
+        return cls._make(y, (fit(partials, y, n_partials, shape),), tag)
 
     def _dual_level(self, func, args, kwargs, impl):
         return impl(*args, **kwargs)

@@ -93,7 +93,7 @@ class HyperDual(ForwardNumber):
                 term = times(s, cross, 2)
                 sums[2] = term if sums[2] is None else sums[2] + term
         trailing = (n1, n2, n1 + n2)
-        comps = tuple(fit(np.zeros(shape + t) if c is None else c, y, t)
+        comps = tuple(fit(np.zeros(shape + t) if c is None else c, y, t, shape)
                       for c, t in zip(sums, trailing))
         return cls._make(y, comps, tag)
 

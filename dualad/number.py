@@ -173,11 +173,11 @@ def in_layout(component, value):
     m.T + c is C-ordered), and whether ravel or reshape later makes a view depends on it.
     The value and the components take the same call (numpy_functions.select), so they must
     be laid out alike, or a write through a view would reach one and not the other."""
-    nd = np.ndim(value)
-    if nd < 2 or type(value) is not np.ndarray:
+    if type(value) is not np.ndarray or value.ndim < 2 or value.size == 0:
         return component  # 0-D and 1-D values are contiguous; an older layer keeps its own
-    if value.size == 0:
-        return component
+    if value.flags.c_contiguous and component.flags.c_contiguous:
+        return component  # the common case, checked first (this runs on every 2-D result)
+    nd = value.ndim
     width = component.size // value.size
     if component[(0,) * nd].flags.c_contiguous and all(
             n == 1 or s == v * width for n, s, v in zip(value.shape, component.strides, value.strides)):
@@ -428,7 +428,7 @@ class ArrayLike:
                                                     cls=type(self).__name__))
         if copy is False:
             raise ValueError("a dualad number becomes a NumPy array only by a copy")
-        if self.ndim:
+        if _ndim(self.value):
             ARRAY_CONVERSIONS[0] += 1
         out = np.empty(self.shape, dtype=object)
         for index in np.ndindex(self.shape):
@@ -655,7 +655,8 @@ class ForwardNumber(ArrayLike):
     def __getitem__(self, index):
         index = _as_index(index)
         item = self.map_linear(lambda a, k: a[trailing_index(index, k)])
-        if item.ndim == 0:
+        value = item.value
+        if type(value) is np.float64 or (type(value) is not np.ndarray and _ndim(value) == 0):
             # NumPy gives a scalar, a copy: its tangents must not stay a view of this
             # array's, which a later write (v[0] = ...) would change under it
             item._set_components(tuple(c.copy() for c in item.components))
