@@ -23,7 +23,7 @@ from .cache import overload, register_jitable
 from .types import DualMatrixType, DualTensorType, compiled_only, element_of, make_dual_matrix, make_dual_tensor
 
 __all__ = ["keep_order", "strides_of", "new_matrix_in", "new_tensor_in", "copy_in_order", "vote",
-           "matrix_order"]
+           "matrix_order", "matrix_copy_in"]
 
 
 @register_jitable
@@ -170,6 +170,16 @@ def _new_tensor_in(like, a, b, c, order):
     return allocate
 
 
+@register_jitable
+def matrix_copy_in(a, order):
+    """A copy of the matrix a laid out in `order` (axes, fastest first)."""
+    rows, cols = a.shape
+    out = new_matrix_in(a, rows, cols, order)
+    out.values[:, :] = a.values
+    out.components[:, :, :] = a.components
+    return out
+
+
 copy_in_order = compiled_only("layout", "copy_in_order")  # (a): np.copy of a 2-D or 3-D array of duals
 
 
@@ -177,13 +187,7 @@ copy_in_order = compiled_only("layout", "copy_in_order")  # (a): np.copy of a 2-
 def _copy_in_order(a):
     """np.copy(a), whose order is 'K' (np.copy(M.T) is F-ordered; M.copy() is C-ordered)."""
     if isinstance(a, DualMatrixType):
-        def matrix(a):
-            rows, cols = a.shape
-            out = new_matrix_in(a, rows, cols, keep_order(a.shape, (strides_of(a, 2),)))
-            out.values[:, :] = a.values
-            out.components[:, :, :] = a.components
-            return out
-        return matrix
+        return lambda a: matrix_copy_in(a, keep_order(a.shape, (strides_of(a, 2),)))
     if isinstance(a, DualTensorType):
         def tensor(a):
             d, rows, cols = a.shape

@@ -19,7 +19,7 @@ from .cache import overload, overload_attribute, overload_method, register_jitab
 from .numpy_overloads import cannot, copied, dualad_templates_first, is_none, is_vector, primal, whole
 from .overloads import (ARRAYS, DUALS, SCALARS, element_or_whole, first_of, length_of, new_array,
                         one_element_type, second_of)
-from .layout import matrix_order, new_matrix_in
+from .layout import matrix_copy_in, matrix_order
 from .numpy_matrix import reshape_dual
 from .types import (NUMBER, DualArrayType, DualMatrixType, DualTensorType, compiled_only, store_element, writable,
                     zero_element)
@@ -553,11 +553,7 @@ def _asfortranarray(a):
     def fortran(a):
         if a.values.flags.f_contiguous:
             return a
-        rows, cols = a.shape
-        out = new_matrix_in(a, rows, cols, matrix_order(True))
-        out.values[:, :] = a.values
-        out.components[:, :, :] = a.components
-        return out
+        return matrix_copy_in(a, matrix_order(True))
     return fortran
 
 

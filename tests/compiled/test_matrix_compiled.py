@@ -314,8 +314,9 @@ def test_new_arrays_are_laid_out_as_numpys_order_k():
 @numba.njit
 def joins_and_conversions(x):
     """Blocks joined (hstack, vstack, concatenate on either axis, column_stack with a vector),
-    cumsum along each axis and whole, and NumPy's view-or-copy rules of ascontiguousarray and
-    astype: a write through a view reaches the array, a write into a copy does not."""
+    cumsum along each axis and whole, and NumPy's view-or-copy rules of ascontiguousarray,
+    asfortranarray and astype: a write through a view reaches the array, a write into a copy
+    does not."""
     m = np.outer(x[:2], x[2:4])
     a = np.hstack((m, m.T, np.ones((2, 1))))
     b = np.vstack((m, np.eye(2), m.T))
@@ -334,8 +335,10 @@ def joins_and_conversions(x):
     z[0] = 9.0 * x[3]                        # a copy
     t = m.astype(np.float64)
     t[0, 0] = 3.0 * x[2]                     # a copy
+    u = np.asfortranarray(m)                 # an F-ordered copy: its ravel is a copy too
+    u.ravel()[1] = 6.0 * x[1]
     return np.concatenate((a.ravel(), b.ravel(), c.ravel(), d.ravel(), e.ravel(), f.ravel(), g,
-                           h.ravel(), k.ravel(), m.ravel(), y, z, t.ravel()))
+                           h.ravel(), k.ravel(), m.ravel(), y, z, t.ravel(), u.ravel()))
 
 
 @pytest.mark.parametrize("mode", ["forward", "reverse"])
