@@ -49,7 +49,8 @@ FLOAT_SWEEP = 2.52e-10
 # for Jacobians, costs in evaluations of f: a forward pass (default chunk) COMPILED_PASS, the
 # tape COMPILED_RECORD to record and COMPILED_SWEEP per output (dualad.jit.auto).
 # Measured 2026-11-23 on the tanh(W x + b) shapes and the scalar-loop Rosenbrock; the Hessian
-# costs 2026-11-25 (benchmarks/modes.py --hessians: Rosenbrock and a transcendental chain, n = 2..128).
+# costs 2026-11-26 (benchmarks/modes.py --hessians: Rosenbrock and a transcendental chain, n = 2..128;
+# the scalar rules force-inlined, the dual tape 8 tangents wide).
 COMPILED_REVERSE_FROM = 12
 COMPILED_PASS = 4.3
 COMPILED_RECORD = 82.0
@@ -57,8 +58,8 @@ COMPILED_SWEEP = 0.29
 # Compiled Hessians, in evaluations of f: one HyperDual block pass (jit.kernels.DEFAULT_CHUNK
 # wide), and one forward-over-reverse recording + sweep in Duals of jit.dual_tape.DEFAULT_CHUNK
 # tangents (dualad.jit.auto.pick_hessian).
-COMPILED_HYPER_PASS = 14.0
-COMPILED_DUAL_PASS = 6.3
+COMPILED_HYPER_PASS = 10.0
+COMPILED_DUAL_PASS = 9.0
 
 
 # One pass of the Python path costs (number of operations) × (interpreter overhead) plus

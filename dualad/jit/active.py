@@ -146,19 +146,19 @@ def _scaled(partial, scale):
     return lambda partial, scale: partial * scale
 
 
-@register_jitable
+@register_jitable(forceinline=True)
 def _times(partial, scale):
     """partial · scale, or 0 where it passes nothing on (passes_nothing)."""
     return 0.0 if passes_nothing(partial, scale) else scaled(partial, scale)
 
 
-@register_jitable
+@register_jitable(forceinline=True)
 def constant(y):
     """An active with no node: a value that does not depend on the inputs."""
     return make_active(y, -1, 0.0, 0)
 
 
-@register_jitable
+@register_jitable(forceinline=True)
 def one_operand(y, x, partial):
     """y = g(x) with x = value + scale·(its node): y = g + g'·scale·(the same node), no new
     node; a constant x stays one (its index is -1; a constant's scale and header are never
@@ -169,7 +169,7 @@ def one_operand(y, x, partial):
     return make_active(y, x.index, _times(partial, x.scale), x.header)
 
 
-@register_jitable
+@register_jitable(forceinline=True)
 def two_operands(y, a, partial_a, b, partial_b):
     if a.index < 0:
         return one_operand(y, b, partial_b)

@@ -32,10 +32,11 @@ from .active import node_slots
 
 __all__ = ["hvp", "hessian", "block_recorder", "DEFAULT_CHUNK"]
 
-# Tangents per recording of a Hessian. Rosenbrock n = 100, per Hessian: width 2 / 3 / 4 / 5 /
-# 6 / 8: 206 / 184 / 181 / 178 / 210 / 263 µs; a recording in Duals of 4 tangents takes
-# 1.8 µs, of 8 tangents 15-20 µs (forward mode's Dual(8) pass: 1.6 µs), so 4.
-DEFAULT_CHUNK = 4
+# Tangents per recording of a Hessian. Rosenbrock per Hessian, inside a compiled loop, width
+# 4 / 6 / 8 / 10 (2026-11-26): n = 30: 10.9 / 8.9 / 8.5 / 8.1 µs; n = 100: 104 / 96 / 91 / 90 µs;
+# n = 1000: 11.8 / 10.6 / 10.4 / 10.2 ms. (Before the scalar rules were force-inlined
+# (overloads.SCALAR_JIT), recording Duals of 8 tangents took 3.6× as long as of 4, and 4 was best.)
+DEFAULT_CHUNK = 8
 
 seed_direction = compiled_only("dual_tape", "seed_direction")  # x's actives, tangent v
 seed_units = compiled_only("dual_tape", "seed_units")  # x's actives, unit tangents lo..lo+width

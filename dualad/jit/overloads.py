@@ -50,6 +50,7 @@ def by_value(t):
 # unset, the option is inherited from whichever function compiles the rule first. The user's
 # own code keeps its own error model: only dualad's generated functions set this.
 RULE_JIT = {"error_model": "numpy"}
+SCALAR_JIT = dict(RULE_JIT, forceinline=True)
 
 
 @overload(rules.select, jit_options=RULE_JIT)
@@ -528,7 +529,7 @@ def register_rule(rule, entries):
     else:
         scalar = _unary_scalar(rule) if rule.arity == 1 else _binary_scalar(rule)
     for entry in entries:
-        overload(entry, jit_options=RULE_JIT)(scalar)
+        overload(entry, jit_options=SCALAR_JIT)(scalar)
         overload(entry, jit_options=RULE_JIT)(elementwise(entry, rule.arity))
 
 
