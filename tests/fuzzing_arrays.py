@@ -28,8 +28,10 @@ NumPy, the forms are not drawn or the float version spells them otherwise:
   check) copies such an operand (Generator.in_place), batch keeps it for the derivatives;
 * `ravel` (and writes through it) only where numba's type layout and NumPy's flags give the
   same answer (Var.layout, Generator.ravel_ok): numba's ravel is a view iff the type is 'C',
-  NumPy's iff the array is C-contiguous, and an elementwise result is 'C' in numba unless
-  all its operands are 'F' while NumPy keeps its operands' order (order='K');
+  NumPy's iff the array is C-contiguous. An elementwise result is 'C' in numba unless all
+  its operands are 'F', while NumPy keeps its operands' order (order='K'): the float version
+  copies such a new matrix into NumPy's layout (Generator.add_new_matrix), so ravel is drawn
+  of F-ordered results too, and the derivative programs check dualad's layouts against NumPy's;
 * `reshape` only of 'C' arrays (numba raises otherwise); `np.diag(m)` only inside an
   expression (NumPy: a read-only view, numba: a copy).
 Forms dualad rejects by design with an error naming them are not drawn: a dual stored into a
@@ -363,12 +365,13 @@ class Generator:
             src = f"{v.name}.reshape(({k}, {m // k}))"
         elif form == "expr":
             src, layout = self.expr((r, c), 2, allow_leaf=False), "K"
-        elif form == "elementwise":  # of one matrix or of its transpose: NumPy and numba keep its order
-            ms = [m for m in self.of_kind("m") if m.layout in ("C", "F")]
+        elif form == "elementwise":  # of one matrix or of its transpose: NumPy and numba keep a
+            ms = self.of_kind("m")     # C or F operand's order; of another, add_new_matrix
             if not ms:
                 raise Rejected
             a = self.pick(ms)
             operand, layout = (f"{a.name}.T", transposed(a.layout)) if self.chance(0.6) else (a.name, a.layout)
+            layout = layout if layout in ("C", "F") else "K"
             src = self.pick(UNARY + ["({0} * 1.5)", "({0} + {0})"]).format(operand)
         elif form == "matmul":
             ms = self.of_kind("m")
@@ -406,7 +409,27 @@ class Generator:
             a = self.pick(ms)
             src = self.pick(["np.tril({})", "np.triu({})", "np.tril({}, -1)", "np.triu({}, 1)"]).format(a.name)
             layout = "C" if a.layout == "C" else "K"
+        if layout == "K":
+            self.add_new_matrix(name, src)
+            return
         self.add_var(Var(name, "m", layout), f"{name} = {src}")
+
+    def add_new_matrix(self, name, src):
+        """`name = src`, a new array that NumPy lays out after its operands (order='K'), where
+        numba's float code makes it C unless every operand is F: the float spelling copies it
+        into NumPy's layout, so that numba's type says what NumPy's flags say and ravel (a view
+        or a copy) is drawn of it too. The derivative programs keep src as it is: dualad lays
+        out new dual arrays as NumPy does."""
+        ns = self.execute(self.lines + [f"{name} = {src}"])
+        if ns is None:
+            raise Rejected
+        flags = ns[name].flags
+        if flags.f_contiguous and not flags.c_contiguous:
+            self.commit(f"{name} = {src}", Var(name, "m", "F"), f"{name} = np.asfortranarray({src})")
+        elif flags.c_contiguous and not flags.f_contiguous:
+            self.commit(f"{name} = {src}", Var(name, "m", "C"), f"{name} = np.ascontiguousarray({src})")
+        else:  # a 1 in the shape: both, and numba's type may be either
+            self.commit(f"{name} = {src}", Var(name, "m", "K"))
 
     def s_matrix_view(self):
         """A view of a matrix, kept in a name (later writes through it reach the base)."""
