@@ -365,8 +365,10 @@ class Generator:
             src = f"{v.name}.reshape(({k}, {m // k}))"
         elif form == "expr":
             src, layout = self.expr((r, c), 2, allow_leaf=False), "K"
-        elif form == "elementwise":  # of one matrix or of its transpose: NumPy and numba keep a
-            ms = self.of_kind("m")     # C or F operand's order; of another, add_new_matrix
+        elif form == "elementwise":
+            # of one matrix or of its transpose: NumPy and numba keep a C or F operand's order;
+            # another operand's result is laid out by add_new_matrix
+            ms = self.of_kind("m")
             if not ms:
                 raise Rejected
             a = self.pick(ms)
