@@ -427,11 +427,11 @@ class Generator:
             raise Rejected
         flags = ns[name].flags
         if flags.f_contiguous and not flags.c_contiguous:
-            self.commit(f"{name} = {src}", Var(name, "m", "F"), f"{name} = np.asfortranarray({src})")
+            self.commit(f"{name} = {src}", Var(name, "m", "F"), f"{name} = np.asfortranarray({src})", ns)
         elif flags.c_contiguous and not flags.f_contiguous:
-            self.commit(f"{name} = {src}", Var(name, "m", "C"), f"{name} = np.ascontiguousarray({src})")
+            self.commit(f"{name} = {src}", Var(name, "m", "C"), f"{name} = np.ascontiguousarray({src})", ns)
         else:  # a 1 in the shape: both, and numba's type may be either
-            self.commit(f"{name} = {src}", Var(name, "m", "K"))
+            self.commit(f"{name} = {src}", Var(name, "m", "K"), None, ns)
 
     def s_matrix_view(self):
         """A view of a matrix, kept in a name (later writes through it reach the base)."""
@@ -663,8 +663,10 @@ class Generator:
     def add_var(self, var, src):
         self.commit(src, var)
 
-    def commit(self, src, var, float_src=None):
-        ns = self.execute(self.lines + [src])
+    def commit(self, src, var, float_src=None, ns=None):
+        """Keep src (float_src in the float version); ns: NumPy's namespace after it, where the
+        caller has already run it."""
+        ns = self.execute(self.lines + [src]) if ns is None else ns
         if ns is None:
             raise Rejected
         self.lines.append(src)
