@@ -167,12 +167,15 @@ def _hessian(made, jit, n, args):
     return made(*_hessian_blocks(jit, n))
 
 
-def _on_tape(made, jit, reverse, forward, args):
-    """reverse where f records onto the compiled tape for these arguments' types, else
-    forward (asked when the pick for an N is made; the pick is then kept for that N)."""
-    kernel = made(*reverse)
-    on_tape = jit.auto.records_onto_tape(kernel, [kernel.typeof_pyval(a) for a in args])
-    return kernel if on_tape else made(*forward)
+def _on_tape(made, jit, reverse, forward, args, *fallbacks):
+    """reverse where f records onto its tape for these arguments' types, else the first of
+    fallbacks where f does, else forward (asked when the pick for an N is made; the pick is
+    then kept for that N)."""
+    for candidate in (reverse,) + fallbacks:
+        kernel = made(*candidate)
+        if jit.auto.records_onto_tape(kernel, [kernel.typeof_pyval(a) for a in args], from_python=True):
+            return kernel
+    return made(*forward)
 
 
 def _gradient(name):
@@ -223,11 +226,15 @@ def _auto_hessian(made, jit, n, args):
     inside njit code (jit.auto.hessian). Measured on Rosenbrock at n = 10: forward-over-reverse
     runs in 1.77 µs inside a compiled loop to one block's 2.27 µs (3.0 µs both from Python),
     but a new function's first Hessian compiles in 8.0 s through the tape in Duals against
-    1.75 s for the block (benchmarks/peers.py, first_use.py)."""
+    1.75 s for the block (benchmarks/peers.py, first_use.py). Forward-over-reverse goes
+    through the sparsity detected at x (jit.sparse.detecting_hessian), or where f does not
+    record on sparsity tracers, the dense passes."""
     if n <= jit.kernels.ONE_PASS or not jit.auto.pick_hessian(
             n, jit.kernels.DEFAULT_CHUNK, jit.dual_tape.DEFAULT_CHUNK, compiled_hessian_costs()):
         return _hessian(made, jit, n, args)
-    return _on_tape(made, jit, ("dual_tape", "hessian", None), _hessian_blocks(jit, n), args)
+    dense = ("dual_tape", "hessian", None)
+    return _on_tape(made, jit, ("sparse", "detecting_hessian"),  # where f records on tracers
+                    _hessian_blocks(jit, n), args, dense)
 
 
 def _auto_hvp(made, jit, n, args):

@@ -258,6 +258,9 @@ def _compiled_hessian_decision(f, args, argnums, n_in, ops, floats):
         mode = "forward-over-reverse" if over_reverse else "forward"
         why = (f"{blocks * (blocks + 1) // 2} HyperDual block passes cost about {hyper:g} "
                f"evaluations of f, {recordings} forward-over-reverse recordings and sweeps {over:g}")
+        if over_reverse:
+            why += (f"; at each x it detects H's sparsity and, where a colouring needs fewer than "
+                    f"the {recordings} passes (and everything recorded is finite), takes those")
     reason = f"Hessian of N={n_in} inputs: compiled auto is {mode}: {why}"
     return ModeDecision(mode, costs, reason, n_in, 1, width, 1 if ops is None else ops,
                         2 * n_in if floats is None else floats)

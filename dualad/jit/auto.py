@@ -18,9 +18,11 @@ sweep) are dualad.modes' COMPILED_* constants, calibrated by
 import math
 
 import numba
+from numba.core import types
 from numba.core.errors import NumbaError
+from numba.core.typing.templates import fold_arguments
 
-from . import dual_tape, kernels, tape
+from . import dual_tape, kernels, sparse, tape
 from .cache import overload, register_jitable, set_key
 from .tuples import input_size, total_size
 from .runtime import int_pointer, pool_address
@@ -41,29 +43,41 @@ def pick(gradient, n_in, n_out, width, costs):
     return record_cost + n_out * sweep_cost < math.ceil(n_in / width) * pass_cost
 
 
-def records_onto_tape(reverse, argument_types):
+def records_onto_tape(reverse, argument_types, from_python=False):
     """Whether the tape kernel `reverse` compiles for these numba argument types (f's code
-    records onto the compiled tape)."""
+    records onto the compiled tape). from_python: the types of a call from Python, compiled
+    as that call will look them up (typing a call from numba code folds the kernel's *args
+    into one tuple type, which a call from Python then compiled a second time: 5.5 s of a
+    first Hessian's 13.5 s)."""
     try:
-        reverse.get_call_template(tuple(argument_types), {})  # compiles it for these types
+        if from_python:  # *args as the call from Python passes them: a plain tuple
+            reverse.compile(tuple(fold_arguments(
+                reverse._compiler.pysig, tuple(argument_types), {}, lambda index, param, value: value,
+                lambda index, param, default: types.Omitted(default),
+                lambda index, param, values: types.BaseTuple.from_types(values))))
+        else:
+            reverse.get_call_template(tuple(argument_types), {})  # compiles it for these types
     except (NumbaError, NotImplementedError):
         return False
     return True
 
 
-def _choice(forward, reverse, by_size):
-    """A function that numba resolves, per argument types, to forward(...) where f does not
-    record onto the tape, else to by_size(forward, reverse) (which chooses at run time)."""
+def _choice(forward, reverse, by_size, *fallbacks):
+    """A function that numba resolves, per argument types, to by_size(forward, reverse)
+    (which chooses at run time), or where reverse does not compile for them (f does not
+    record onto its tape) to by_size(forward, the first fallback that does), else to
+    forward(...)."""
     def choose(x, *args):
         raise TypeError("dualad.jit.auto's choice runs inside compiled kernels only")
 
     def typing(x, *args):
-        if not records_onto_tape(reverse, (x,) + tuple(args)):
-            return lambda x, *args: forward(x, *args)
-        return by_size(forward, reverse)
+        for candidate in (reverse,) + fallbacks:
+            if records_onto_tape(candidate, (x,) + tuple(args)):
+                return by_size(forward, candidate)
+        return lambda x, *args: forward(x, *args)
 
     overload(choose, strict=False)(typing)
-    return set_key(choose, forward, reverse, by_size)  # the overload is its meaning
+    return set_key(choose, forward, reverse, by_size, *fallbacks)  # the overload is its meaning
 
 
 def _auto_kernel(choose, f, python):
@@ -140,7 +154,9 @@ def pick_hvp(n_in, width):
 def hessian(f, python, costs):
     """python: the Python path's hessian. Forward (HyperDual blocks; one block up to ONE_PASS
     inputs, kernels.hessian) where f does not record onto the tape or has at most ONE_PASS
-    inputs, else pick_hessian by the input's size."""
+    inputs, else pick_hessian by the input's size. Its forward-over-reverse goes through the
+    sparsity detected at x (sparse.detecting_hessian), or where f does not record on
+    sparsity tracers, dual_tape.hessian's dense passes."""
     hyper_width, dual_width = kernels.DEFAULT_CHUNK, dual_tape.DEFAULT_CHUNK
     one_pass = kernels.ONE_PASS
 
@@ -154,7 +170,8 @@ def hessian(f, python, costs):
             return forward(x, *args)
         return hess
 
-    choose = _choice(kernels.hessian(f, python), dual_tape.hessian(f, python), by_size)
+    choose = _choice(kernels.hessian(f, python), sparse.detecting_hessian(f, python), by_size,
+                     dual_tape.hessian(f, python))
     return _auto_kernel(choose, f, python)
 
 

@@ -130,10 +130,13 @@ def propagator(width):
     return propagate
 
 
-def _finisher(width, columns):
+def _finisher(width, columns, finite=False):
     """finish(...) for recorder: seeds f's output's adjoint with its scale, sweeps in Duals,
-    and returns columns(adjoints of the inputs (n_in, 1 + width), x)."""
+    and returns columns(adjoints of the inputs (n_in, 1 + width), x). finite: the recorder's
+    cotangent is a bool, True asking for columns of no rows, without a sweep, where a weight
+    on the tape or the output's scale is not finite."""
     propagate = propagator(width)
+    slots = node_slots(width)
 
     @register_jitable
     def finish(nodes, size, out, n_in, adjoint, x, cotangent):
@@ -142,10 +145,28 @@ def _finisher(width, columns):
         flat[:] = 0.0
         if output >= 0:
             store_adjoint(flat, output * (width + 1), scale)
+            if finite and cotangent and not _all_finite(nodes, size, n_in, slots, flat[output * (width + 1):
+                                                                         (output + 1) * (width + 1)]):
+                return columns(flat[:0].reshape((0, width + 1)), x)
             propagate(nodes, output, n_in, flat)
         return columns(flat[:(width + 1) * n_in].reshape((n_in, width + 1)), x)
 
     return finish
+
+
+@register_jitable
+def _all_finite(nodes, size, n_in, slots, scale):
+    """Whether every weight of nodes n_in..size - 1 (values and tangents) and the output's
+    scale are finite."""
+    weights = numba.carray(float_pointer(address_of(nodes)), nodes.size)  # the same words
+    for word in scale:
+        if not np.isfinite(word):
+            return False
+    for node in range(n_in, size):
+        for k in range(slots * node + 2, slots * (node + 1)):
+            if not np.isfinite(weights[k]):
+                return False
+    return True
 
 
 @register_jitable
@@ -163,10 +184,19 @@ def _seed_v(flat, v, header):
     return seed_direction(flat, v, header)
 
 
-def block_recorder(f, seeder, width):
+def block_recorder(f, seeder, width, finite=False):
     """record(x, extra, None, args) -> the (n_in, width) block H · (the `width` directions
-    seeder(flat, extra, header) puts in the inputs' tangents): one recording and one sweep."""
+    seeder(flat, extra, header) puts in the inputs' tangents): one recording and one sweep.
+    finite: record(x, extra, check, args), check True giving a block of no rows where
+    anything the sweep would read is not finite."""
+    if finite:
+        return recorder(f, _finisher(width, _block, True), seeder, width, checked=_unchecked)
     return recorder(f, _finisher(width, _block), seeder, width)
+
+
+@register_jitable
+def _unchecked(out, check):
+    pass
 
 
 def hvp(f, python):

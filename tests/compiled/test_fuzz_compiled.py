@@ -2,11 +2,13 @@
 in one @njit function, whose compiled Jacobians, gradient and Hessian kernels must equal the
 Python path's at a smooth input and at special points."""
 
+import numba
 import numpy as np
 import pytest
 
 import dualad
-from fuzzing import BATCHES, LONG_RUN, agree, fail_on, get_batch, special_points
+from fuzzing import (BATCHES, LONG_RUN, NAMESPACE, agree, compile_source, fail_on, get_batch,
+                     special_points)
 
 
 @pytest.mark.parametrize("index", range(BATCHES))
@@ -40,4 +42,28 @@ def test_random_programs_compiled_gradient_and_hessian(index):
     for what, kernel, python in checks:
         for x in [b.x] + special_points(len(b.x)):
             agree(messages, b, what, x, kernel, python, per_row=False)
+    fail_on(messages)
+
+
+BLOCKS = 7  # copies of a batch's inputs: 14 to 35 inputs, past one HyperDual block
+
+
+@pytest.mark.parametrize("index", range(BATCHES))
+def test_random_programs_compiled_hessian_through_detected_sparsity(index):
+    """The default compiled Hessian beyond one HyperDual block detects H's sparsity at x
+    (jit.sparse.detecting_hessian): of Σ_j c_j small(x_j) over BLOCKS slices x_j, a block
+    diagonal H, it must equal the Python path's forward-over-reverse at the smooth input and
+    at special points (where anything recorded is not finite, by the dense passes)."""
+    b = get_batch(index)
+    n = b.x.size
+    wide = "def wide(x):\n    return " + " + ".join(
+        f"{1.0 + 0.25 * j!r} * small(x[{j * n}:{(j + 1) * n}])" for j in range(BLOCKS)) + "\n"
+    python = compile_source(wide, "wide", dict(NAMESPACE, small=b.py_small))
+    compiled = numba.njit(compile_source(wide, "wide", dict(NAMESPACE, small=b.nb_small)))
+    kernel = dualad.hessian(compiled)
+    expected = dualad.hessian(python, mode="forward-over-reverse")
+    messages = []
+    for x in [b.x] + special_points(n):
+        agree(messages, b, "compiled hessian (detected sparsity)", np.tile(x, BLOCKS), kernel,
+              expected, per_row=False)
     fail_on(messages)

@@ -212,3 +212,114 @@ def test_the_brusselator_example_integrates_with_the_compiled_jacobian():
     (python, nfev, njev, _), (compiled, nfev_c, njev_c, _) = results.values()
     np.testing.assert_allclose(compiled, python, rtol=1e-9)  # the same Jacobians, so the same steps
     assert (nfev_c, njev_c) == (nfev, njev) and njev > 0
+
+
+# ---- the default compiled Hessian detects the sparsity at x (jit.sparse.detecting_hessian) ----------
+@numba.njit
+def counted_chain(x, counts):
+    """Tridiagonal Hessian (3 colours); counts its evaluations."""
+    counts[0] += 1
+    total = 0.0
+    for i in range(x.size - 1):
+        total += np.sin(x[i]) * x[i + 1] ** 2 + np.sqrt(x[i] * x[i] + 1.0)
+    return total
+
+
+@numba.njit
+def counted_dense(x, counts):
+    """Every entry of H nonzero: the pattern pass runs out of budget."""
+    counts[0] += 1
+    s = 0.0
+    for i in range(x.size):
+        s += (i + 1.0) * x[i]
+    return np.tanh(s) ** 2 + s ** 3
+
+
+@numba.njit
+def counted_arrow(x, counts):
+    """x0 couples with every input: distance-2 colouring needs n colours, so no saving."""
+    counts[0] += 1
+    total = 0.0
+    for i in range(1, x.size):
+        total += (x[0] * x[i]) ** 2
+    return total
+
+
+@numba.njit
+def counted_sqrt(x, counts):
+    """sqrt at 0 has an infinite partial: the detecting Hessian must give the dense passes'
+    nan and inf, not its compressed sums."""
+    counts[0] += 1
+    total = 0.0
+    for i in range(x.size - 1):
+        total += np.sqrt(x[i]) * x[i + 1] ** 2
+    return total
+
+
+@numba.njit
+def counted_branch(x, counts):
+    """x0 and the last input interact only where x0 > 0: the pattern changes with x."""
+    counts[0] += 1
+    total = 0.0
+    for i in range(x.size - 1):
+        total += (x[i] * x[i + 1]) ** 2
+    if x[0] > 0.0:
+        total += np.exp(x[0] * x[x.size - 1])
+    return total
+
+
+def _passes(f, x):
+    counts = np.zeros(1, np.int64)
+    return f(x, counts), int(counts[0])
+
+
+@pytest.mark.parametrize("name, n, dense_passes", [("chain", 13, False), ("chain", 40, False),
+                                                     ("dense", 30, True), ("arrow", 20, True)])
+def test_the_default_hessian_detects_sparsity_and_equals_the_dense_passes(name, n, dense_passes):
+    f = {"chain": counted_chain, "dense": counted_dense, "arrow": counted_arrow}[name]
+    x = np.linspace(0.3, 1.7, n)
+    expected = dualad.hessian(f, jit=False, mode="forward-over-reverse")(x, np.zeros(1, np.int64))
+    dense, dense_count = _passes(dualad.hessian(f, mode="forward-over-reverse"), x)
+    np.testing.assert_allclose(dense, expected, rtol=1e-12, atol=1e-12)
+    default = dualad.hessian(f)
+    for _ in range(2):  # the second call reuses the plan: the same recording on tracers
+        hess, count = _passes(default, x)
+        np.testing.assert_allclose(hess, dense, rtol=1e-13, atol=1e-13)
+        # one recording on tracers, then one pass of the 3 colours or the dense passes
+        assert count == 1 + (dense_count if dense_passes else 1), (name, n, count)
+
+    @numba.njit
+    def inside(x, counts):
+        return default(x, counts)
+
+    hess, count = _passes(inside, x)
+    np.testing.assert_allclose(hess, dense, rtol=1e-13, atol=1e-13)
+    assert count == 1 + (dense_count if dense_passes else 1)
+
+
+def test_the_detecting_hessian_gives_the_dense_passes_at_non_finite_points():
+    x = np.linspace(0.0, 2.0, 17)  # sqrt at 0: an infinite partial
+    dense, dense_count = _passes(dualad.hessian(counted_sqrt, mode="forward-over-reverse"), x)
+    with np.errstate(all="ignore"):
+        python = dualad.hessian(counted_sqrt, jit=False, mode="forward-over-reverse")(x, np.zeros(1, np.int64))
+        hess, count = _passes(dualad.hessian(counted_sqrt), x)
+    assert not np.all(np.isfinite(dense))
+    np.testing.assert_array_equal(hess, dense)  # nan and inf in the same entries
+    np.testing.assert_array_equal(np.isnan(hess), np.isnan(python))
+    assert count == 2 + dense_count  # tracers, the compressed pass given up, the dense passes
+    x[0] = 0.5  # finite everywhere: compressed
+    hess, count = _passes(dualad.hessian(counted_sqrt), x)
+    np.testing.assert_allclose(hess, _passes(dualad.hessian(counted_sqrt, mode="forward-over-reverse"), x)[0],
+                               rtol=1e-13, atol=1e-13)
+    assert count == 2
+
+
+def test_the_kept_plan_follows_a_pattern_that_changes_with_x():
+    hessian = dualad.hessian(counted_branch)
+    dense = dualad.hessian(counted_branch, mode="forward-over-reverse")
+    inside_x = np.linspace(0.2, 1.0, 16)
+    outside_x = -inside_x
+    for x in (inside_x, outside_x, inside_x, outside_x):  # each call: the other recording
+        got, expected = _passes(hessian, x)[0], _passes(dense, x)[0]
+        np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-13)
+        assert (got[0, -1] != 0.0) == (x[0] > 0.0)
