@@ -480,7 +480,7 @@ def _plan_of_recording(nodes, size, out, n_in, scratch, x, state_address):
     """finish(...) of the sparsity recording: the plan (_new_plan), the kept one where this
     recording is the kept one's word for word."""
     top = output_node(out)
-    words = nodes[:NODE_SLOTS * size]
+    words = nodes[NODE_SLOTS * n_in:NODE_SLOTS * size]  # the inputs' words are never written
     limit = (-(-n_in // dual_tape.DEFAULT_CHUNK) - 1) * dual_tape.DEFAULT_CHUNK
     if not try_lock(state_address):  # another call holds the kept plan: one of its own
         return _new_plan(nodes, size, top, n_in, limit)
