@@ -133,8 +133,8 @@ def propagator(width):
 def _finisher(width, columns, finite=False):
     """finish(...) for recorder: seeds f's output's adjoint with its scale, sweeps in Duals,
     and returns columns(adjoints of the inputs (n_in, 1 + width), x). finite: the recorder's
-    cotangent is a bool, True asking for columns of no rows, without a sweep, where a weight
-    on the tape or the output's scale is not finite."""
+    cotangent is a bool, True asking for columns of no rows where a weight on the tape or
+    the output's scale is not finite (without a sweep), or an adjoint after the sweep."""
     propagate = propagator(width)
     slots = node_slots(width)
 
@@ -149,6 +149,12 @@ def _finisher(width, columns, finite=False):
                                                                          (output + 1) * (width + 1)]):
                 return columns(flat[:0].reshape((0, width + 1)), x)
             propagate(nodes, output, n_in, flat)
+            # an adjoint that overflowed in the sweep meets zero tangents as nan in the dense
+            # passes, also where the compressed ones read no entry (helper hunt, 2026-11-26);
+            # a non-finite adjoint passes non-finite values on to every operand, down to the
+            # inputs, so their rows tell
+            if finite and cotangent and _not_finite(flat, 0, (width + 1) * n_in):
+                return columns(flat[:0].reshape((0, width + 1)), x)
         return columns(flat[:(width + 1) * n_in].reshape((n_in, width + 1)), x)
 
     return finish
@@ -159,14 +165,20 @@ def _all_finite(nodes, size, n_in, slots, scale):
     """Whether every weight of nodes n_in..size - 1 (values and tangents) and the output's
     scale are finite."""
     weights = numba.carray(float_pointer(address_of(nodes)), nodes.size)  # the same words
-    for word in scale:
-        if not np.isfinite(word):
-            return False
+    bad = _not_finite(scale, 0, scale.size)
     for node in range(n_in, size):
-        for k in range(slots * node + 2, slots * (node + 1)):
-            if not np.isfinite(weights[k]):
-                return False
-    return True
+        bad |= _not_finite(weights, slots * node + 2, slots * (node + 1))
+    return not bad
+
+
+@register_jitable(forceinline=True)
+def _not_finite(words, start, stop):
+    """Whether any of words[start:stop] is inf or nan (v - v is 0 for every finite v; an
+    or-reduction without early exit, which LLVM vectorises)."""
+    bad = False
+    for k in range(np.uint64(start), np.uint64(stop)):  # unsigned: 3.7x faster (no wraparound)
+        bad |= words[k] - words[k] != 0.0
+    return bad
 
 
 @register_jitable

@@ -44,7 +44,7 @@ from . import dual_tape
 from .active import NODE_SLOTS
 from .coloring import distance2_colors
 from .intrinsics import tuple_scale, unit_tuple
-from .kernels import _chunk_or_default, compile_kernel, seeded_caller
+from .kernels import _chunk_or_default, _input_problem, compile_kernel, seeded_caller
 from .protocol import as_dual_array
 from .runtime import address_of, float_pointer, int_pointer, pool_address, try_lock, unlock
 from .tape import _adopt, _taped, output_nodes, propagate, recorder
@@ -276,6 +276,9 @@ def _colour_seed(flat, colors, seeds, lo, width):
     if not isinstance(width, types.IntegerLiteral):
         return None  # numba retries with the literal
     w = width.literal_value
+    problem = _input_problem(flat)
+    if problem:
+        raise TypingError(problem)
     if isinstance(flat, (types.Float, types.Integer)):
         return lambda flat, colors, seeds, lo, width: make_dual(
             float(flat), tuple_scale(seeds[0], unit_tuple(colors[0] - lo, w)))
@@ -514,9 +517,9 @@ def detecting_hessian(f, python):
     at distance 2 (coloring.py), then one recording and sweep per DEFAULT_CHUNK colours and
     the nonzeros read off into a dense H. The plan is kept for the next call whose recording
     is the same. Where it saves no pass (the budget ran out, the colours need as many passes
-    as the n inputs) or anything the sweeps read is not finite (the dense passes give nan
-    where they would), dual_tape.hessian's dense passes instead: H is theirs up to rounding
-    at every point."""
+    as the n inputs) or a weight recorded or an adjoint swept is not finite (the dense passes
+    give nan where they would), the dense passes instead: H is dual_tape.hessian's up to
+    rounding at every point."""
     width = dual_tape.DEFAULT_CHUNK
     plan_of = recorder(f, _plan_of_recording, _seed_tracers, checked=dual_tape._unchecked)
 

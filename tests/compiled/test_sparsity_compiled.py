@@ -323,3 +323,42 @@ def test_the_kept_plan_follows_a_pattern_that_changes_with_x():
         got, expected = _passes(hessian, x)[0], _passes(dense, x)[0]
         np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-13)
         assert (got[0, -1] != 0.0) == (x[0] > 0.0)
+
+
+@numba.njit
+def overflowing_adjoint(x, counts):
+    """Every weight finite at X_OVERFLOW, but the adjoint of x0·x1 (exp(x2)·exp(x3) = 1e320)
+    overflows in the sweep: the dense passes give nan where a zero tangent meets it."""
+    counts[0] += 1
+    y = (x[0] * x[1]) * np.exp(x[2]) * np.exp(x[3])
+    s = 0.0
+    for i in range(4, x.size):
+        s += x[i] ** 3
+    return y + s
+
+
+X_OVERFLOW = np.concatenate([[1e-150, 1e-150, 368.0, 368.0], np.ones(12)])
+
+
+def test_the_detecting_hessian_gives_the_dense_passes_where_the_sweep_overflows():
+    # found by a helper's hunt (2026-11-26): the compressed passes had read 0 off H·S there
+    dense, dense_count = _passes(dualad.hessian(overflowing_adjoint, mode="forward-over-reverse"),
+                                 X_OVERFLOW)
+    with np.errstate(all="ignore"):
+        python = dualad.hessian(overflowing_adjoint, jit=False, mode="forward-over-reverse")(
+            X_OVERFLOW, np.zeros(1, np.int64))
+    hess, count = _passes(dualad.hessian(overflowing_adjoint), X_OVERFLOW)
+    assert np.isnan(dense[0, 4])
+    np.testing.assert_array_equal(hess, dense)
+    np.testing.assert_array_equal(np.isnan(hess), np.isnan(python))
+    assert count == 2 + dense_count  # tracers, the compressed pass given up, the dense passes
+
+
+def test_the_detecting_hessian_names_an_input_it_cannot_seed():
+    @numba.njit
+    def grid(x):
+        return np.sum(x[:, 1:] * x[:, :-1] ** 2)
+
+    for mode in ("auto", "forward-over-reverse"):
+        with pytest.raises(numba.core.errors.TypingError, match="a 1-D float64 array or a tuple"):
+            dualad.hessian(grid, mode=mode)(np.ones((4, 5)))
