@@ -167,9 +167,11 @@ def _array_extreme(better):
                 share = np.nan if has_nan else 1.0 / count
                 total, plain = zero_element(a), 0.0
                 for i in range(len(values)):
-                    weight = share if has_nan or values[i] == best else 0.0
-                    total = total + weight * a[i]
-                    plain += weight * values[i]
+                    if has_nan or values[i] == best:
+                        total = total + share * a[i]
+                        plain += share * values[i]
+                    else:  # 0 · an infinite value would make the value nan, and every derivative after it
+                        total = total + 0.0 * derivatives_only(a[i])
                 if np.isfinite(best) and not has_nan:
                     # the same float arithmetic on the values, off from best by a few ulp at
                     # most: the difference is exact, and removing it leaves best exactly
@@ -300,6 +302,21 @@ def _nan_derivative(x, value):
     if isinstance(x, ActiveType):
         return lambda x, value: one_operand(float(value), x, np.nan)
     return None
+
+
+derivatives_only = compiled_only("numpy_overloads", "derivatives_only")  # (x): see below
+
+
+@overload(derivatives_only)
+def _derivatives_only(x):
+    """x's derivatives on the value 0 (forward duals; the tape's actives and tracers as they
+    are): what np.max/np.min weight by 0, so that an infinite value meets no 0 (the Python
+    path weights only the tangents)."""
+    if isinstance(x, DualType):
+        return lambda x: make_dual(0.0, x.partials)
+    if isinstance(x, HyperDualType):
+        return lambda x: rebuild(x, 0.0, x.eps1, eps2_of(x), x.eps12)
+    return lambda x: x
 
 
 whole = compiled_only("numpy_overloads", "whole")  # (axis): a ValueError unless None, 0 or -1

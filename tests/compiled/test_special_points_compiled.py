@@ -48,3 +48,26 @@ def test_compiled_gradient_and_hessian_kernels_match_the_python_path(expr, x, va
     with np.errstate(all="ignore"):
         reverse = dualad.grad(BINARY_F, mode="reverse", jit=False)(x, k)
     assert same(kernel("binary grad reverse")(x, k), reverse), (expr, x, reverse)
+
+
+def test_max_and_min_weight_an_infinite_entry_by_zero_without_a_nan_value():
+    """np.min over [1, inf, 0.5, 0.5] is 0.5: its forward derivatives (Duals, HyperDuals) are
+    the tied entries' mean, as on the Python path; 0 · the inf entry had made the dual's value
+    nan, and every derivative after it (found by a helper's hunt, 2026-11-26)."""
+    import numba
+
+    @numba.njit
+    def low(x):
+        return np.min(x) * x[0]
+
+    @numba.njit
+    def high(x):
+        return np.max(x) * x[0]
+
+    for f, x in ((low, np.array([1.0, np.inf, 0.5, 0.5])), (high, np.array([1.0, -np.inf, 2.0, 2.0]))):
+        with np.errstate(all="ignore"):
+            for transform in (dualad.grad, dualad.hessian):
+                got = transform(f, mode="forward")(x)
+                expected = transform(f.py_func, jit=False, mode="forward")(x)
+                assert np.all(np.isfinite(got)), (f, transform, got)
+                np.testing.assert_array_equal(got, expected)
