@@ -167,11 +167,9 @@ def _array_extreme(better):
                 share = np.nan if has_nan else 1.0 / count
                 total, plain = zero_element(a), 0.0
                 for i in range(len(values)):
-                    if has_nan or values[i] == best:
-                        total = total + share * a[i]
-                        plain += share * values[i]
-                    else:  # 0 · an infinite value would make the value nan, and every derivative after it
-                        total = total + 0.0 * derivatives_only(a[i])
+                    weight = share if has_nan or values[i] == best else 0.0
+                    total = total + weighted(weight, a[i])
+                    plain += weight * values[i] if weight != 0.0 else 0.0
                 if np.isfinite(best) and not has_nan:
                     # the same float arithmetic on the values, off from best by a few ulp at
                     # most: the difference is exact, and removing it leaves best exactly
@@ -310,13 +308,21 @@ derivatives_only = compiled_only("numpy_overloads", "derivatives_only")  # (x): 
 @overload(derivatives_only)
 def _derivatives_only(x):
     """x's derivatives on the value 0 (forward duals; the tape's actives and tracers as they
-    are): what np.max/np.min weight by 0, so that an infinite value meets no 0 (the Python
-    path weights only the tangents)."""
+    are)."""
     if isinstance(x, DualType):
         return lambda x: make_dual(0.0, x.partials)
     if isinstance(x, HyperDualType):
         return lambda x: rebuild(x, 0.0, x.eps1, eps2_of(x), x.eps12)
     return lambda x: x
+
+
+@register_jitable
+def weighted(weight, x):
+    """weight · x for a weighted sum of entries whose value is set afterwards (np.max/np.min,
+    order statistics): a zero weight meets only x's derivatives, as the Python path weights
+    only the tangents (0 · an infinite value had made a forward dual's value nan, and every
+    derivative after it)."""
+    return 0.0 * derivatives_only(x) if weight == 0.0 else weight * x
 
 
 whole = compiled_only("numpy_overloads", "whole")  # (axis): a ValueError unless None, 0 or -1

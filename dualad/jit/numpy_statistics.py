@@ -14,7 +14,7 @@ from numba.core import types
 from numba.core.errors import TypingError
 
 from .cache import overload, register_jitable
-from .numpy_overloads import dualad_templates_first, is_none, primal, whole, with_value
+from .numpy_overloads import dualad_templates_first, is_none, primal, weighted, whole, with_value
 from .protocol import as_dual_array
 from .overloads import ARRAYS, DUALS, SCALARS, by_value, new_array
 from .types import NUMBER, compiled_only, store_element, zero_element
@@ -203,7 +203,7 @@ def order_statistic(a, p, value):
         else:
             weight = ((1.0 - frac) * (values[i] == low_value) / max(low_count, 1) +
                       frac * (values[i] == high_value) / max(high_count, 1))
-        total = total + weight * a[i]
+        total = total + weighted(weight, a[i])
     return with_value(total, value)
 
 

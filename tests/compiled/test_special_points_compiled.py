@@ -50,24 +50,25 @@ def test_compiled_gradient_and_hessian_kernels_match_the_python_path(expr, x, va
     assert same(kernel("binary grad reverse")(x, k), reverse), (expr, x, reverse)
 
 
-def test_max_and_min_weight_an_infinite_entry_by_zero_without_a_nan_value():
+@pytest.mark.parametrize("name, x", [
+    ("min", [1.0, np.inf, 0.5, 0.5]), ("max", [1.0, -np.inf, 2.0, 2.0]),
+    ("median", [1.0, np.inf, 0.5, 0.7]), ("quantile", [1.0, np.inf, 0.5, 0.7]),
+    ("percentile", [1.0, -np.inf, 0.5, 0.7])])
+def test_weighted_reductions_weight_an_infinite_entry_by_zero_without_a_nan_value(name, x):
     """np.min over [1, inf, 0.5, 0.5] is 0.5: its forward derivatives (Duals, HyperDuals) are
-    the tied entries' mean, as on the Python path; 0 · the inf entry had made the dual's value
-    nan, and every derivative after it (found by a helper's hunt, 2026-11-26)."""
+    the tied entries' mean, as on the Python path, and an order statistic's the weighted
+    entries'; 0 · the inf entry had made the dual's value nan, and every derivative after it
+    (found by a helper's hunt, 2026-11-26; numpy_overloads.weighted)."""
     import numba
 
-    @numba.njit
-    def low(x):
-        return np.min(x) * x[0]
-
-    @numba.njit
-    def high(x):
-        return np.max(x) * x[0]
-
-    for f, x in ((low, np.array([1.0, np.inf, 0.5, 0.5])), (high, np.array([1.0, -np.inf, 2.0, 2.0]))):
-        with np.errstate(all="ignore"):
-            for transform in (dualad.grad, dualad.hessian):
-                got = transform(f, mode="forward")(x)
-                expected = transform(f.py_func, jit=False, mode="forward")(x)
-                assert np.all(np.isfinite(got)), (f, transform, got)
-                np.testing.assert_array_equal(got, expected)
+    f = numba.njit({"min": lambda x: np.min(x) * x[0], "max": lambda x: np.max(x) * x[0],
+                    "median": lambda x: np.median(x) * x[0],
+                    "quantile": lambda x: np.quantile(x, 0.25) * x[0],
+                    "percentile": lambda x: np.percentile(x, 60.0) * x[0]}[name])
+    x = np.array(x)
+    with np.errstate(all="ignore"):
+        for transform in (dualad.grad, dualad.hessian):
+            got = transform(f, mode="forward")(x)
+            expected = transform(f.py_func, jit=False, mode="forward")(x)
+            assert np.all(np.isfinite(got)), (name, transform, got)
+            np.testing.assert_array_equal(got, expected)
