@@ -12,8 +12,10 @@ Dual adjoints back, the adjoint's value being ∇f and its tangents H · (direct
     hessian(f, chunk)(x, *args)      -> H: ceil(n / chunk) recordings and sweeps, each
                                         giving `chunk` columns
 
-As on the Python path's tape of Duals, a zero adjoint passes nothing on, and an adjoint
-whose value is 0 passes nothing through a non-finite weight (active.passes_nothing).
+As on the Python path's tape of Duals, a zero adjoint passes nothing on, an adjoint
+whose value is 0 passes nothing through a non-finite weight (active.passes_nothing), and a
+weight that is a float there (active.float_like) adds no ẇ · a, which would be 0 · inf = nan
+where the adjoint is not finite.
 """
 
 import numba
@@ -28,7 +30,7 @@ from .runtime import address_of, float_pointer
 from .tape import read_out, recorder
 from .tuples import flat_input, hessian_like_input, shaped_like_input
 from .types import DualType, compiled_only, make_active, make_dual, make_dual_array, make_dual_active_array, make_seed_array
-from .active import node_slots
+from .active import float_like_words, node_slots
 
 __all__ = ["hvp", "hessian", "block_recorder", "DEFAULT_CHUNK"]
 
@@ -89,13 +91,18 @@ def _store_adjoint(adjoint, at, scale):
 _PROPAGATORS = {}
 
 
-def propagator(width):
+def propagator(width, floats=False):
     """propagate(nodes, top, n_in, adjoint): the Dual sweep of a tape whose weights carry
     `width` tangents, adjoint (rows · (1 + width),) flat, row r = (value, tangents) of node r,
     from node top down to n_in (one per width, so that the tangent loops have constant
-    length; flat unsigned indices, as tape.propagate, where row views cost 3x)."""
-    if width in _PROPAGATORS:
-        return _PROPAGATORS[width]
+    length; flat unsigned indices, as tape.propagate, where row views cost 3x). floats: a
+    float_like weight meeting an adjoint that is not finite adds no ẇ · a (0 · inf = nan),
+    as the Python tape's float partials; the finisher sweeps so only where the plain sweep
+    left an input's adjoint not finite (a non-finite adjoint always reaches one: a value is
+    passed on whatever the weight), which keeps the test off the common sweep (+19 % on an
+    hvp at n = 100 when every sweep made it, 2026-11-26)."""
+    if (width, floats) in _PROPAGATORS:
+        return _PROPAGATORS[width, floats]
     slots, row = node_slots(width), width + 1
 
     @register_jitable
@@ -109,6 +116,7 @@ def propagator(width):
                 tangent = tangent or adjoint[at_a + np.uint64(k)] != 0.0
             if a == 0.0 and not tangent:
                 continue  # a zero adjoint passes nothing on
+            finite = not floats or a - a == 0.0
             at = np.uint64(slots * node)
             for side in range(2):
                 operand = np.uint64(nodes[at + np.uint64(side)])
@@ -118,7 +126,10 @@ def propagator(width):
                     continue  # as the Python tape: a zero cotangent against an infinite partial
                 target = operand * np.uint64(row)
                 adjoint[target] += weight * a
-                if tangent:
+                if not finite and float_like_words(weights, w + np.uint64(1)):
+                    for k in range(1, row):  # a float weight, as on the Python tape
+                        adjoint[target + np.uint64(k)] += weight * adjoint[at_a + np.uint64(k)]
+                elif tangent:
                     for k in range(1, row):
                         adjoint[target + np.uint64(k)] += (weights[w + np.uint64(k)] * a
                                                           + weight * adjoint[at_a + np.uint64(k)])
@@ -126,7 +137,7 @@ def propagator(width):
                     for k in range(1, row):
                         adjoint[target + np.uint64(k)] += weights[w + np.uint64(k)] * a
 
-    _PROPAGATORS[width] = propagate
+    _PROPAGATORS[width, floats] = propagate
     return propagate
 
 
@@ -135,8 +146,8 @@ def _finisher(width, columns, finite=False):
     and returns columns(adjoints of the inputs (n_in, 1 + width), x). finite: the recorder's
     cotangent is a bool, True asking for columns of no rows where a weight on the tape or
     the output's scale is not finite (without a sweep), or an adjoint after the sweep."""
-    propagate = propagator(width)
-    slots = node_slots(width)
+    propagate, with_floats = propagator(width), propagator(width, floats=True)
+    slots, row = node_slots(width), width + 1
 
     @register_jitable
     def finish(nodes, size, out, n_in, adjoint, x, cotangent):
@@ -149,6 +160,9 @@ def _finisher(width, columns, finite=False):
                                                                          (output + 1) * (width + 1)]):
                 return columns(flat[:0].reshape((0, width + 1)), x)
             propagate(nodes, output, n_in, flat)
+            if _not_finite_values(flat, n_in, row):  # again, float weights as floats
+                flat[:row * output] = 0.0  # the sweep writes only below the output's row
+                with_floats(nodes, output, n_in, flat)
             # an adjoint that overflowed in the sweep meets zero tangents as nan in the dense
             # passes, also where the compressed ones read no entry (helper hunt, 2026-11-26);
             # a non-finite adjoint passes non-finite values on to every operand, down to the
@@ -169,6 +183,15 @@ def _all_finite(nodes, size, n_in, slots, scale):
     for node in range(n_in, size):
         bad |= _not_finite(weights, slots * node + 2, slots * (node + 1))
     return not bad
+
+
+@register_jitable(forceinline=True)
+def _not_finite_values(adjoint, n_in, row):
+    """Whether the value of any of the first n_in rows of adjoint is inf or nan."""
+    bad = False
+    for k in range(np.uint64(0), np.uint64(n_in * row), np.uint64(row)):
+        bad |= adjoint[k] - adjoint[k] != 0.0
+    return bad
 
 
 @register_jitable(forceinline=True)

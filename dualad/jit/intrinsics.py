@@ -8,6 +8,7 @@ emitted element by element, so no operation on a scalar dual allocates.
     tuple_outer_axpy(acc, s, b, c)  acc + s · (b ⊗ c), full or packed upper triangle
 """
 
+from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.errors import TypingError
 from numba.core.extending import intrinsic
@@ -66,6 +67,30 @@ def tuple_zero(typingctx, a):
     def codegen(context, builder, signature, args):
         zero = context.get_constant(types.float64, 0.0)
         return _tuple_map(signature, builder, context, lambda i: zero)
+
+    return sig, codegen
+
+
+@intrinsic
+def is_negative_zero(typingctx, x):
+    """Whether the float x is -0.0, bit for bit (one integer compare; math.copysign cost 30 %
+    of an hvp at n = 100, 2026-11-26)."""
+    sig = types.boolean(types.float64)
+
+    def codegen(context, builder, signature, args):
+        bits = builder.bitcast(args[0], ir.IntType(64))
+        return builder.icmp_unsigned("==", bits, ir.Constant(ir.IntType(64), 1 << 63))
+
+    return sig, codegen
+
+
+@intrinsic
+def tuple_with_first(typingctx, a, first):
+    """a with `first` in place of a[0]."""
+    sig = a(a, types.float64)
+
+    def codegen(context, builder, signature, args):
+        return builder.insert_value(args[0], args[1], 0)
 
     return sig, codegen
 

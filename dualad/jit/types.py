@@ -592,11 +592,24 @@ wrap_attributes(ActiveType, ("value", "index", "scale", "header"))
 @intrinsic
 def make_active(typingctx, value, index, scale, header):
     """An active whose value and scale have value's type (a float: the reverse tape; a Dual:
-    forward-over-reverse); a float scale is cast to it."""
+    forward-over-reverse). A float scale given to a Dual active becomes a Dual whose tangents
+    are all -0.0: the mark of a scale that multiplies as a float (active.float_like)."""
     number = value if isinstance(value, DualType) else types.float64
     active = ActiveType(number)
-    sig = active(number, types.intp, number, types.intp)
-    return sig, struct_codegen(active, ("value", "index", "scale", "header"))
+    if not isinstance(number, DualType) or isinstance(scale, DualType):
+        sig = active(number, types.intp, number, types.intp)
+        return sig, struct_codegen(active, ("value", "index", "scale", "header"))
+    sig = active(number, types.intp, types.float64, types.intp)
+    build = struct_codegen(active, ("value", "index", "scale", "header"))
+
+    def codegen(context, builder, signature, args):
+        dual = cgutils.create_struct_proxy(number)(context, builder)
+        dual.value = args[2]
+        dual.partials = context.get_constant_generic(builder, number.partials_type, (-0.0,) * number.n)
+        return build(context, builder, active(number, types.intp, number, types.intp),
+                     (args[0], args[1], dual._getvalue(), args[3]))
+
+    return sig, codegen
 
 
 cast_from_numbers(ActiveType, [("index", types.intp, -1)])  # a constant: no node

@@ -138,6 +138,54 @@ def test_special_points_binary_hessian_and_hvp_match_the_python_path(expr, x):
     assert same(special("binary hvp")(x, v, k), product), (expr, x, product)
 
 
+# ---- float-typed partials against an inf or nan adjoint ----------------------------------------
+@numba.njit
+def _float_partials(x, k):
+    """Rules whose partial is a float (np.maximum's 1 or 0, abs's sign) below an adjoint that
+    is inf or nan at x[1] = inf or nan; k = 4, 5: a float partial on a scale with a Dual
+    partial (sin) of x[9], outside the first chunk of 8."""
+    if k == 0:
+        return np.sum(np.maximum(x[:2], x[2:4]) ** 2) + x[8] * x[9]
+    if k == 1:
+        return np.sum(np.minimum(x[:2], -x[2:4]) ** 2) + x[8] * x[9]
+    if k == 2:
+        return np.abs(x[1]) ** 2 * x[2] + np.fmax(x[0], x[3]) ** 2
+    if k == 3:
+        return np.sum(np.clip(x[:4], -1.0, np.inf) ** 2) + x[1] * x[9]
+    if k == 4:
+        return np.maximum(np.sin(x[9]) * 0.5, x[1]) ** 2 + x[0] * x[1]
+    return np.maximum(np.sin(x[9]), x[1] - x[0]) ** 2 * x[2]
+
+
+FLOAT_PARTIAL_HESS = dualad.hessian(_float_partials, mode="forward-over-reverse")
+FLOAT_PARTIAL_HVP = dualad.hvp(_float_partials, mode="forward-over-reverse")
+FLOAT_PARTIAL_AUTO = dualad.hessian(_float_partials)
+
+
+@pytest.mark.parametrize("special", [np.inf, -np.inf, np.nan])
+@pytest.mark.parametrize("k", range(6))
+def test_float_typed_partials_at_inf_and_nan_match_the_python_path(k, special):
+    """The Python tape multiplies a cotangent by a float partial as a float: no
+    0 · (an inf or nan cotangent) in the tangents. The compiled sweep had added ẇ·a with
+    ẇ = 0 for every weight, so np.maximum(x, 0.5)**2 at x = inf had a Hessian row of nan where
+    the Python path gives 2 (trust hunt, 2026-11-26; active.float_like)."""
+    x = np.linspace(0.3, 1.2, 16)
+    x[1] = special
+    v = np.linspace(-1.0, 2.0, 16)
+    with np.errstate(all="ignore"):
+        hess = dualad.hessian(_float_partials, jit=False, mode="forward-over-reverse")(x, k)
+        product = dualad.hvp(_float_partials, jit=False, mode="forward-over-reverse")(x, v, k)
+    assert same(FLOAT_PARTIAL_HESS(x, k), hess), (k, special, FLOAT_PARTIAL_HESS(x, k), hess)
+    assert same(FLOAT_PARTIAL_HVP(x, v, k), product), (k, special)
+    # the default Hessian at 16 inputs: forward-over-reverse through detected sparsity, which
+    # gives way to the dense passes where a weight is not finite
+    decision = dualad.choose_hessian_mode(_float_partials, x, k)
+    assert decision.mode == "forward-over-reverse", decision
+    assert same(FLOAT_PARTIAL_AUTO(x, k), FLOAT_PARTIAL_HESS(x, k)), (k, special)
+    if k == 0 and special == np.inf:  # max(x1, x3)**2 = x1**2 near x1 = inf: 2, not nan
+        assert hess[1, 1] == 2.0 and np.all(np.isfinite(hess[:4, :4]))
+
+
 # ---- compiled auto ------------------------------------------------------------------------------------
 HESS_AUTO = dualad.hessian(_counted)
 HVP_AUTO = dualad.hvp(_counted)
