@@ -30,7 +30,7 @@ from .runtime import address_of, float_pointer
 from .tape import read_out, recorder
 from .tuples import flat_input, hessian_like_input, shaped_like_input
 from .types import DualType, compiled_only, make_active, make_dual, make_dual_array, make_dual_active_array, make_seed_array
-from .active import float_like_words, node_slots
+from .active import float_like, float_like_words, node_slots
 
 __all__ = ["hvp", "hessian", "block_recorder", "DEFAULT_CHUNK"]
 
@@ -92,21 +92,27 @@ _PROPAGATORS = {}
 
 
 def propagator(width, floats=False):
-    """propagate(nodes, top, n_in, adjoint): the Dual sweep of a tape whose weights carry
-    `width` tangents, adjoint (rows · (1 + width),) flat, row r = (value, tangents) of node r,
-    from node top down to n_in (one per width, so that the tangent loops have constant
-    length; flat unsigned indices, as tape.propagate, where row views cost 3x). floats: a
-    float_like weight meeting an adjoint that is not finite adds no ẇ · a (0 · inf = nan),
-    as the Python tape's float partials; the finisher sweeps so only where the plain sweep
-    left an input's adjoint not finite (a non-finite adjoint always reaches one: a value is
-    passed on whatever the weight), which keeps the test off the common sweep (+19 % on an
-    hvp at n = 100 when every sweep made it, 2026-11-26)."""
+    """propagate(nodes, top, n_in, adjoint, duals): the Dual sweep of a tape whose weights
+    carry `width` tangents, adjoint (rows · (1 + width),) flat, row r = (value, tangents) of
+    node r, from node top down to n_in (one per width, so that the tangent loops have
+    constant length; flat unsigned indices, as tape.propagate, where row views cost 3x).
+
+    The Python tape's cotangents and partials are floats or Duals, and a float has no
+    tangent to multiply: a Dual weight meeting a float cotangent adds ẇ·a, a float weight
+    (active.float_like) meeting a Dual one adds w·ȧ, two floats add no tangent. The plain
+    sweep (floats=False) takes an adjoint without tangent for a float and every weight for a
+    Dual, which is the same wherever weights and adjoints are finite. floats=True follows
+    the Python tape's types exactly: duals[r] != 0 where row r's cotangent is a Dual there
+    (the finisher seeds the output's). The finisher sweeps so only where the plain sweep left
+    an input's adjoint not finite (a non-finite weight or adjoint passes a non-finite value
+    on whatever it meets, down to an input), which keeps the tests off the common sweep
+    (+19 % on an hvp at n = 100 when every sweep made them, 2026-11-26)."""
     if (width, floats) in _PROPAGATORS:
         return _PROPAGATORS[width, floats]
     slots, row = node_slots(width), width + 1
 
     @register_jitable
-    def propagate(nodes, top, n_in, adjoint):
+    def propagate(nodes, top, n_in, adjoint, duals):
         weights = numba.carray(float_pointer(address_of(nodes)), nodes.size)  # the same words
         for node in range(top, n_in - 1, -1):
             at_a = np.uint64(row * node)
@@ -116,7 +122,7 @@ def propagator(width, floats=False):
                 tangent = tangent or adjoint[at_a + np.uint64(k)] != 0.0
             if a == 0.0 and not tangent:
                 continue  # a zero adjoint passes nothing on
-            finite = not floats or a - a == 0.0
+            dual = duals[node] != 0.0 if floats else tangent  # the cotangent is a Dual
             at = np.uint64(slots * node)
             for side in range(2):
                 operand = np.uint64(nodes[at + np.uint64(side)])
@@ -126,14 +132,18 @@ def propagator(width, floats=False):
                     continue  # as the Python tape: a zero cotangent against an infinite partial
                 target = operand * np.uint64(row)
                 adjoint[target] += weight * a
-                if not finite and float_like_words(weights, w + np.uint64(1)):
-                    for k in range(1, row):  # a float weight, as on the Python tape
-                        adjoint[target + np.uint64(k)] += weight * adjoint[at_a + np.uint64(k)]
-                elif tangent:
+                float_weight = floats and float_like_words(weights, w + np.uint64(1))
+                if floats and (dual or not float_weight):
+                    duals[operand] = 1.0
+                if float_weight:
+                    if dual:  # w · ȧ only
+                        for k in range(1, row):
+                            adjoint[target + np.uint64(k)] += weight * adjoint[at_a + np.uint64(k)]
+                elif dual:
                     for k in range(1, row):
                         adjoint[target + np.uint64(k)] += (weights[w + np.uint64(k)] * a
                                                           + weight * adjoint[at_a + np.uint64(k)])
-                else:  # an adjoint without tangent multiplies as a float (active.scaled)
+                else:  # ẇ · a only
                     for k in range(1, row):
                         adjoint[target + np.uint64(k)] += weights[w + np.uint64(k)] * a
 
@@ -159,10 +169,12 @@ def _finisher(width, columns, finite=False):
             if finite and cotangent and not _all_finite(nodes, size, n_in, slots, flat[output * (width + 1):
                                                                          (output + 1) * (width + 1)]):
                 return columns(flat[:0].reshape((0, width + 1)), x)
-            propagate(nodes, output, n_in, flat)
-            if _not_finite_values(flat, n_in, row):  # again, float weights as floats
+            propagate(nodes, output, n_in, flat, flat)
+            if _not_finite_values(flat, n_in, row):  # again, floats and Duals as in Python
                 flat[:row * output] = 0.0  # the sweep writes only below the output's row
-                with_floats(nodes, output, n_in, flat)
+                duals = np.zeros(output + 1)
+                duals[output] = 0.0 if float_like(scale) else 1.0
+                with_floats(nodes, output, n_in, flat, duals)
             # an adjoint that overflowed in the sweep meets zero tangents as nan in the dense
             # passes, also where the compressed ones read no entry (helper hunt, 2026-11-26);
             # a non-finite adjoint passes non-finite values on to every operand, down to the

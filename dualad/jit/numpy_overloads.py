@@ -26,7 +26,8 @@ from .overloads import (ARRAYS, DUALS, RULE_JIT, SCALARS, element_or_whole, entr
                         first_of, new_array, one_element_type, rebuild, second_of)
 from .protocol import as_dual_array, scalar_pair, sequence_of
 from .types import (NUMBER, ActiveType, DualArrayType, DualMatrixType, DualType, HyperDualType, TracerType,
-                    compiled_only, element_of, make_dual, make_dual_array, store_element, zero_element)
+                    compiled_only, element_of, make_active, make_dual, make_dual_array, make_tracer,
+                    store_element, zero_element)
 
 
 def cannot(message):
@@ -307,13 +308,17 @@ derivatives_only = compiled_only("numpy_overloads", "derivatives_only")  # (x): 
 
 @overload(derivatives_only)
 def _derivatives_only(x):
-    """x's derivatives on the value 0 (forward duals; the tape's actives and tracers as they
-    are)."""
+    """x's derivatives on the value 0: a dual's partials; an active's node and scale (its
+    value a Dual's tangents, forward-over-reverse); a tracer's dependence."""
     if isinstance(x, DualType):
         return lambda x: make_dual(0.0, x.partials)
     if isinstance(x, HyperDualType):
         return lambda x: rebuild(x, 0.0, x.eps1, eps2_of(x), x.eps12)
-    return lambda x: x
+    if isinstance(x, ActiveType):
+        return lambda x: make_active(derivatives_only(x.value), x.index, x.scale, x.header)
+    if isinstance(x, TracerType):
+        return lambda x: make_tracer(0.0, x.index, x.header)
+    return lambda x: 0.0  # a number: no derivatives
 
 
 @register_jitable

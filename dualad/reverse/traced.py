@@ -214,16 +214,20 @@ def apply_rule(rule, args):
 
 
 def _times(partial, c, finite=True):
-    """partial · c, where an entry of c that is 0 contributes 0 even against an infinite or
-    nan partial (as the compiled tape, which skips zero adjoints: a Jacobian row's zero
-    cotangent must not turn another row's inf into nan)."""
+    """partial · c, where an entry of c that is 0 contributes 0 against an infinite or nan
+    partial (as the compiled tape, which skips a zero adjoint there: a Jacobian row's zero
+    cotangent must not turn another row's inf into nan). Only there: a cotangent of value 0
+    whose tangents are not (forward-over-reverse) meets every finite partial as a product,
+    as it does in a scalar program (the mask had covered every entry of an array with one
+    non-finite partial: log(Σ exp(x)) at x0 = inf lost its nan tangents; helper hunt,
+    2026-11-26)."""
     # add and subtract have partials ±1: skip a multiplication over the whole array
     if type(partial) is float and partial in (1.0, -1.0):
         return c if partial == 1.0 else -c
     if finite:
         return partial * c
     with np.errstate(invalid="ignore"):
-        return np.where(c == 0, 0.0, partial * c)
+        return np.where((c == 0) & ~np.isfinite(primal(partial)), 0.0, partial * c)
 
 
 def selection(fn, operands, tape, may_view=False):

@@ -143,7 +143,8 @@ def test_special_points_binary_hessian_and_hvp_match_the_python_path(expr, x):
 def _float_partials(x, k):
     """Rules whose partial is a float (np.maximum's 1 or 0, abs's sign) below an adjoint that
     is inf or nan at x[1] = inf or nan; k = 4, 5: a float partial on a scale with a Dual
-    partial (sin) of x[9], outside the first chunk of 8."""
+    partial (sin) of x[9], outside the first chunk of 8; k = 6: a Dual cotangent without
+    tangent; k = 7: a zero cotangent with nan tangents through np.sum."""
     if k == 0:
         return np.sum(np.maximum(x[:2], x[2:4]) ** 2) + x[8] * x[9]
     if k == 1:
@@ -154,7 +155,14 @@ def _float_partials(x, k):
         return np.sum(np.clip(x[:4], -1.0, np.inf) ** 2) + x[1] * x[9]
     if k == 4:
         return np.maximum(np.sin(x[9]) * 0.5, x[1]) ** 2 + x[0] * x[1]
-    return np.maximum(np.sin(x[9]), x[1] - x[0]) ** 2 * x[2]
+    if k == 5:
+        return np.maximum(np.sin(x[9]), x[1] - x[0]) ** 2 * x[2]
+    if k == 6:
+        # a Dual cotangent without tangent (0.1's) meeting the weight x[1] = inf or nan: the
+        # Python tape adds nan · 0 there, which the compiled sweep had skipped as if a float
+        return x[1] * np.maximum(x[2] - 1.0, 0.1) * np.maximum(x[3] - 1.0, 0.1)
+    # a cotangent of value 0 with nan tangents (1 / Σ at inf) meeting np.sum's entries
+    return np.log(np.sum(np.exp(x[:3]))) + x[8] * x[9]
 
 
 FLOAT_PARTIAL_HESS = dualad.hessian(_float_partials, mode="forward-over-reverse")
@@ -163,7 +171,7 @@ FLOAT_PARTIAL_AUTO = dualad.hessian(_float_partials)
 
 
 @pytest.mark.parametrize("special", [np.inf, -np.inf, np.nan])
-@pytest.mark.parametrize("k", range(6))
+@pytest.mark.parametrize("k", range(8))
 def test_float_typed_partials_at_inf_and_nan_match_the_python_path(k, special):
     """The Python tape multiplies a cotangent by a float partial as a float: no
     0 · (an inf or nan cotangent) in the tangents. The compiled sweep had added ẇ·a with
