@@ -178,7 +178,10 @@ def times(partial, scale):
     raise TypeError("dualad.jit.active.times runs inside compiled code only")
 
 
-@overload(times, inline="always")
+# LLVM inlines it (forceinline), as the _times it replaced: numba-level inlining of this
+# overload's conditional expressions raised NumbaIRAssumptionWarning ("variable ... is not
+# in scope") at every compile, which test_cache's warning-free check caught
+@overload(times, jit_options={"forceinline": True})
 def _times(partial, scale):
     if not isinstance(scale, DualType):
         return lambda partial, scale: 0.0 if passes_nothing(partial, scale) else scaled(partial, scale)
