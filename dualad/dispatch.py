@@ -113,13 +113,32 @@ def kernel(transform, mode, f, argnums, python, chunk=None):
     options = {"chunk": (chunk,), "costs": (compiled_costs(),),
                "hessian_costs": (compiled_hessian_costs(),), None: ()}[takes]
     argnums = _checked_argnums(argnums)
+    key = (transform, f, argnums, requested, chunk, options)
+    try:
+        return _KERNELS[key]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable f (a callable object): made anew each time
+        key = None
     made = _Variants(f, argnums, python)
     called = made(module, name, *options)
     pick = _PICKS.get((module, name)) if takes != "chunk" or chunk is None else None
     between = 1 if transform == "hvp" else 0  # hvp's kernel takes (x, v, *f's other arguments)
     compiled_path.kernels.called_from_python(called, _python_call(called, f, argnums, made, pick,
                                                                   between))
-    return _picklable(called, transform, f, (("argnums", argnums), ("mode", requested), ("chunk", chunk)))
+    result = _picklable(called, transform, f, (("argnums", argnums), ("mode", requested), ("chunk", chunk)))
+    if key is not None:
+        _KERNELS[key] = result
+    return result
+
+
+# Kernels made in this process, by what made them (transform, f, argnums, mode, chunk and
+# the cost model's figures): the same transform of the same f again (`dualad.grad(f)(x)`
+# inside a loop) is the kernel made before, as jax.jit keeps one per function, instead of a
+# new one that compiles again (1.4 s and 9 MB each time for a small Jacobian; a helper's
+# loop of fresh transforms grew to 5.3 GB, 2026-11-26). They live as long as the process,
+# as numba's dispatchers do.
+_KERNELS = {}
 
 
 class _Variants:
