@@ -314,10 +314,10 @@ def _derivatives_only(x):
         return lambda x: make_dual(0.0, x.partials)
     if isinstance(x, HyperDualType):
         return lambda x: rebuild(x, 0.0, x.eps1, eps2_of(x), x.eps12)
+    if isinstance(x, TracerType):  # (before ActiveType: a Tracer is one)
+        return lambda x: make_tracer(0.0, x.index, x.header)
     if isinstance(x, ActiveType):
         return lambda x: make_active(derivatives_only(x.value), x.index, x.scale, x.header)
-    if isinstance(x, TracerType):
-        return lambda x: make_tracer(0.0, x.index, x.header)
     return lambda x: 0.0  # a number: no derivatives
 
 
