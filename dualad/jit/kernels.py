@@ -154,13 +154,18 @@ def _check_arity(args, needed, error=ValueError):
                     f"{len(args)} argument(s)")
 
 
-def seeded_caller(f):
-    """call(x, seeded, args) -> f(as_input(x, seeded), *args), where an f that assigns into
-    its (array) argument gets the seeded duals materialised into an array of its own (NumPy
-    semantics: f works on its own copy). Seeds are lazy and read-only, which is fastest for
-    every other f; numba decides per argument types, when it types the call."""
-    def call(x, seeded, args):
-        raise TypeError("dualad.jit.kernels.seeded_caller's function runs inside compiled kernels only")
+def seeded_input(f):
+    """prepare(x, seeded, args) -> what f receives, as_input(x, seeded), where an f that
+    assigns into its (array) argument gets the seeded duals materialised into an array of its
+    own (NumPy semantics: f works on its own copy). Seeds are lazy and read-only, which is
+    fastest for every other f; numba decides per argument types, when it types the call.
+
+    Kernels call f(prepare(x, seeded, args), *args) themselves. A function between a kernel
+    and f would be a dispatcher of its own, and numba links each callee's code into its
+    caller's module and optimises the whole again: f's code once more per level (the seeded
+    call of a large f took a third of its first Jacobian's LLVM time)."""
+    def prepare(x, seeded, args):
+        raise TypeError("dualad.jit.kernels.seeded_input's function runs inside compiled kernels only")
 
     def typing(x, seeded, args):
         if isinstance(x, types.Array) or isinstance(seeded, ARRAYS):
@@ -168,11 +173,11 @@ def seeded_caller(f):
                 f.get_call_template((_input_type(x, seeded),) + tuple(args.types), {})
             except (NumbaError, NotImplementedError) as err:
                 if READ_ONLY_INPUT in str(err):  # a tuple's leaves become views of the copy
-                    return lambda x, seeded, args: f(as_input(x, as_dual_array(seeded)), *args)
-        return lambda x, seeded, args: f(as_input(x, seeded), *args)
+                    return lambda x, seeded, args: as_input(x, as_dual_array(seeded))
+        return lambda x, seeded, args: as_input(x, seeded)
 
-    overload(call, strict=False)(typing)
-    return set_key(call, f)  # the overload is its meaning
+    overload(prepare, strict=False)(typing)
+    return set_key(prepare, f)  # the overload is its meaning
 
 
 def _input_type(x, seeded):
@@ -556,7 +561,7 @@ def hessian(f, python, chunk=None, one_block=False):
             return blocks(x, *args)
         return compile_kernel(by_size, f, python)
     chunk = _chunk_or_default(chunk)
-    call = seeded_caller(f)
+    prepare = seeded_input(f)
 
     if one_block:
         def kernel(x, *args):
@@ -564,12 +569,12 @@ def hessian(f, python, chunk=None, one_block=False):
             if np.size(flat) > chunk:
                 raise ValueError("a one-block Hessian kernel got more inputs than its width")
             if np.size(flat) > 0:  # diagonal_block inline: a dispatcher of its own costs a compile
-                store_block(call(x, make_hyper_seed_array(flat, 0, 0, 1, chunk, 0), args), hess, 0, 0)
+                store_block(f(prepare(x, make_hyper_seed_array(flat, 0, 0, 1, chunk, 0), args), *args), hess, 0, 0)
             return hessian_like_input(hess, x)
     else:
         def diagonal_block(x, flat, hess, lo, args):
             # symmetric hyper-duals: half the ε1ε2 work
-            store_block(call(x, make_hyper_seed_array(flat, lo, lo, 1, chunk, 0), args), hess, lo, lo)
+            store_block(f(prepare(x, make_hyper_seed_array(flat, lo, lo, 1, chunk, 0), args), *args), hess, lo, lo)
 
         diagonal_block = _njit_like(diagonal_block, f)
 
@@ -579,7 +584,7 @@ def hessian(f, python, chunk=None, one_block=False):
             for lo1 in range(0, n, chunk):
                 diagonal_block(x, flat, hess, lo1, args)
                 for lo2 in range(lo1 + chunk, n, chunk):
-                    out = call(x, make_hyper_seed_array(flat, lo1, lo2, 1, chunk, chunk), args)
+                    out = f(prepare(x, make_hyper_seed_array(flat, lo1, lo2, 1, chunk, chunk), args), *args)
                     store_block(out, hess, lo1, lo2)
             return hessian_like_input(hess, x)
 
@@ -643,19 +648,19 @@ def grad(f, python, chunk=None):
 def _forward_gradient(f, python, chunk, finish):
     """The forward gradient kernel (x, *args) -> finish(f, ∇f)."""
     chunk = _chunk_or_default(chunk)
-    call = seeded_caller(f)
+    prepare = seeded_input(f)
 
     def kernel(x, *args):
         flat = flat_input(x)
         n = _size(flat)
         # the first pass runs before grad exists: numba frees nothing that the caller of a
         # raising function holds, so an exception in f leaks what is allocated before it
-        out = call(x, seed(flat, 0, chunk), args)
+        out = f(prepare(x, seed(flat, 0, chunk), args), *args)
         value = out_value(out)
         grad = _empty(n)
         for lo in range(0, _larger(n, 1), chunk):  # one pass even for no inputs: f's value
             if lo > 0:
-                out = call(x, seed(flat, lo, chunk), args)
+                out = f(prepare(x, seed(flat, lo, chunk), args), *args)
             for j in range(_smaller(chunk, n - lo)):
                 grad[lo + j] = out_partial(out, j)
         return finish(value, shaped_like_input(grad, x))
@@ -674,16 +679,16 @@ def gradient_of(value_and_grad_kernel, f):
 
 def jacfwd(f, python, chunk=None):
     chunk = _chunk_or_default(chunk)
-    call = seeded_caller(f)
+    prepare = seeded_input(f)
 
     def kernel(x, *args):
         flat = flat_input(x)
         n = _size(flat)
-        out = call(x, seed(flat, 0, chunk), args)
+        out = f(prepare(x, seed(flat, 0, chunk), args), *args)
         jac = _jacobian_like(out_partial(out, 0), n)
         for lo in range(0, n, chunk):
             if lo > 0:
-                out = call(x, seed(flat, lo, chunk), args)
+                out = f(prepare(x, seed(flat, lo, chunk), args), *args)
             for j in range(_smaller(chunk, n - lo)):
                 _set_column(jac, lo + j, out_partial(out, j))
         return shaped_like_input(jac, x)

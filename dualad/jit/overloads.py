@@ -396,7 +396,7 @@ def _snapshot(b):
 
 def in_place_target(entry, target):
     """Whether `entry` is an in-place operator (x += y) writing into target, an array of
-    duals; a TypingError for a differentiated input (kernels.seeded_caller then gives f a
+    duals; a TypingError for a differentiated input (kernels.seeded_input then gives f a
     copy of it, as for item assignment)."""
     if entry not in IN_PLACE:
         return False

@@ -44,7 +44,7 @@ from . import dual_tape
 from .active import NODE_SLOTS
 from .coloring import distance2_colors
 from .intrinsics import tuple_scale, unit_tuple
-from .kernels import _chunk_or_default, _input_problem, compile_kernel, seeded_caller
+from .kernels import _chunk_or_default, _input_problem, compile_kernel, seeded_input
 from .protocol import as_dual_array
 from .runtime import address_of, float_pointer, int_pointer, pool_address, try_lock, unlock
 from .tape import _adopt, _taped, output_nodes, propagate, recorder
@@ -327,7 +327,7 @@ def jacfwd(f, python, chunk=None):
     """Kernel (x, *args, indptr, indices, colors, seeds) -> J's nonzeros in the plan's CSR
     order, by one Dual pass of `chunk` partials per chunk of column colours."""
     width = _chunk_or_default(chunk)
-    call = seeded_caller(f)
+    prepare = seeded_input(f)
 
     def kernel(x, *rest):
         plan, args = rest[-4:], rest[:-4]
@@ -340,7 +340,7 @@ def jacfwd(f, python, chunk=None):
         values = np.zeros(indices.size)
         m = indptr.size - 1
         for lo in range(0, max(n_colors, 1), width):
-            out = call(x, colour_seed(flat, colors, seeds, lo, width), args)
+            out = f(prepare(x, colour_seed(flat, colors, seeds, lo, width), args), *args)
             partials = tangents_of(out, width)
             _plan_fits(partials.shape[0], plan, n)
             for i in range(m):

@@ -41,7 +41,7 @@ from .tensor import tensor_flat
 from .active import HEADER_SLOTS, NODE_SLOTS, node_slots
 from .cache import named, overload, register_jitable
 from .protocol import checked_index
-from .kernels import compile_kernel, gradient_of, seeded_caller
+from .kernels import compile_kernel, gradient_of, seeded_input
 from .tuples import flat_input, shaped_like_input
 from .runtime import (address_of, drop, float_pointer, int_pointer, keep, pool_address,
                       try_lock, unlock)
@@ -260,14 +260,8 @@ def recorder(f, finish, seeder=_seed_actives, width=0, checked=None):
     checked(out, cotangent) raises before any sweep (default: the cotangent's size,
     _check_cotangent; sparse.py passes its plan as the cotangent)."""
     checked = _check_cotangent if checked is None else checked
-    call = seeded_caller(f)
+    prepare = seeded_input(f)
     slots, per_node = node_slots(width), 1 + width
-
-    def run(x, flat, extra, header, args):
-        """f on x's actives, recording onto the tape that header (its address) describes."""
-        return call(x, seeder(flat, extra, header), args)
-
-    run = numba.njit(named(run))  # closures per f: their names are this process's (cache.named)
 
     def record(x, extra, cotangent, args):
         flat = flat_input(x)
@@ -289,7 +283,10 @@ def recorder(f, finish, seeder=_seed_actives, width=0, checked=None):
             header[0], header[1], header[2] = n_in, capacity, address_of(nodes)
             failed = False
             try:
-                out = run(x, flat, extra, address_of(header), args)
+                # f itself, not a function that calls f: each level of calls compiles f's code
+                # into its own module once more (kernels.seeded_input). (f(seeded, *args) here
+                # is bytecode numba cannot read inside a try: LIST_EXTEND starting a block)
+                out = f(*((prepare(x, seeder(flat, extra, address_of(header)), args),) + args))
             except Exception:  # noqa: B902 - numba catches only Exception, and binds nothing
                 failed = True
             if failed:
@@ -303,7 +300,7 @@ def recorder(f, finish, seeder=_seed_actives, width=0, checked=None):
                 else:
                     nodes = np.empty(0, np.int64)
                 header[0], header[1] = n_in, 0
-                out = run(x, flat, extra, address_of(header), args)
+                out = f(prepare(x, seeder(flat, extra, address_of(header)), args), *args)
                 raise RuntimeError("the differentiated function raised an exception on one run and "
                                    "not on the next with the same arguments: compiled reverse "
                                    "mode needs a deterministic function")

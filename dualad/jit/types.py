@@ -49,7 +49,7 @@ __all__ = ["DualType", "DualArrayType", "make_dual", "make_dual_array", "DualMat
 NUMBER = (types.Float, types.Integer, types.Boolean)
 
 # What assigning into a seed (SeedArray, HyperSeedArray, ActiveArray) says at typing time;
-# kernels.seeded_caller recognises it and gives f a materialised copy instead.
+# kernels.seeded_input recognises it and gives f a materialised copy instead.
 READ_ONLY_INPUT = ("the differentiated input is read-only inside a compiled transform; copy it "
                    "first (y = np.zeros_like(x); y[i] = x[i] ...)")
 
@@ -677,7 +677,7 @@ SEEDS = (SeedArrayType, HyperSeedArrayType, ActiveArrayType)
 
 def writable(a):
     """A TypingError (READ_ONLY_INPUT) when a is a differentiated input's seed, for overloads
-    that write into a or return a view of it (reshape, atleast_2d). kernels.seeded_caller
+    that write into a or return a view of it (reshape, atleast_2d). kernels.seeded_input
     then gives f its own materialised copy, so that writes reach x through every view, as
     NumPy's do (a view built on a copy of the seed would silently drop them)."""
     if isinstance(a, SEEDS):
