@@ -11,7 +11,8 @@
     JAX's cold jit of the same gradient    when JAX is installed
 
 The function is a 10-line @njit Rosenbrock (a tanh layer for the Jacobian) declared
-cache=True. Reported: the median and the spread of `--rounds` fresh processes per row.
+cache=True; the 2-D Jacobian's is a reaction-diffusion right-hand side written with 2-D arrays
+(8 x 8 grid, two species: 128 inputs and outputs, forward passes of 8). Reported: the median and the spread of `--rounds` fresh processes per row.
 Results: results/first_use.md.
 """
 
@@ -48,6 +49,21 @@ W = np.linspace(-1.0, 1.0, 30).reshape(3, 10)
 def layer(x):
     return np.tanh(W @ x)
 
+N = 8  # a 2-D reaction-diffusion right-hand side (the Brusselator's reactions) on an N x N grid
+ALPHA = 10.0 * (N - 1) ** 2
+
+@numba.njit(cache=True)
+def laplacian(w):  # periodic 5-point stencil
+    return (np.vstack((w[-1:], w[:-1])) + np.vstack((w[1:], w[:1])) + np.hstack((w[:, -1:], w[:, :-1]))
+            + np.hstack((w[:, 1:], w[:, :1])) - 4.0 * w)
+
+@numba.njit(cache=True)
+def reaction_diffusion(state):
+    u, v = state[:N * N].reshape(N, N), state[N * N:].reshape(N, N)
+    du = ALPHA * laplacian(u) + 1.0 + u * u * v - 4.4 * u
+    dv = ALPHA * laplacian(v) + 3.4 * u - u * u * v
+    return np.concatenate((du.ravel(), dv.ravel()))
+
 x = np.linspace(0.1, 1.0, 10)
 what = sys.argv[1]
 start = time.perf_counter()
@@ -57,6 +73,8 @@ elif what == "hessian":
     dualad.hessian(rosen)(x)
 elif what == "jacobian":
     dualad.jacobian(layer)(x)
+elif what == "2-D jacobian":
+    dualad.jacobian(reaction_diffusion)(np.linspace(0.1, 1.0, 2 * N * N))
 elapsed = time.perf_counter() - start
 print(json.dumps({"import": imported, "first_call": elapsed}))
 '''
@@ -104,7 +122,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     rounds = 1 if args.quick else args.rounds
     rows, imports = [], []
-    for what in ("grad", "hessian", "jacobian"):
+    for what in ("grad", "hessian", "jacobian", "2-D jacobian"):
         times = {"ever": [], "new": [], "warm": []}
         for _ in range(rounds):
             with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as first, \
@@ -128,7 +146,8 @@ def main(argv=None):
         rows.append(["JAX: jit(grad) first call", "not installed", "—", "—"])
     text = ("First use, each in a fresh process (median ± half the range of "
             f"{rounds} round{'s' * (rounds != 1)}): Rosenbrock n = 10 (@njit, cache=True) for grad "
-            "and hessian, tanh(W x) 3×10 for jacobian. First use ever: every cache empty, "
+            "and hessian, tanh(W x) 3×10 for jacobian, a 2-D reaction-diffusion right-hand side "
+            "(array code, 8×8 grid, 128 inputs) for the 2-D jacobian. First use ever: every cache empty, "
             "dualad's own included; new function: dualad's own cache warm, the user's function "
             "and its kernels compiled (the usual first call after any earlier run); warm cache: "
             "a second process over the same caches.\n\n"

@@ -367,13 +367,21 @@ def _leaf_size(arg):
 
 
 def sparse_kernels(f, argnums, chunk, python):
-    """kernel(which): the compiled sparsity kernel `which` ("jacobian pattern", "hessian
-    pattern", "forward", "reverse", "hessian") of f at argnums, made on first need, one per f, argnums
-    and chunk in the process (every sparse transform of f shares them: a plan is an argument);
+    """kernel(which, n_in=None): the compiled sparsity kernel `which` ("jacobian pattern",
+    "hessian pattern", "forward", "reverse", "hessian") of f at argnums, made on first need, one
+    per f, argnums and chunk in the process (every sparse transform of f shares them: a plan is
+    an argument; where no chunk is given, the forward one's is the dense forward kernel's for
+    n_in inputs);
     python(which) is its Python path equivalent (sparsity/compiled.py says what each computes)."""
-    def kernel_of(which):
+    def kernel_of(which, n_in=None):
+        width = chunk
+        if which == "forward" and chunk is None and n_in is not None:
+            # the dense forward Jacobian's width for n_in inputs (at least the colours): f
+            # compiled on those duals serves both, where passes of DEFAULT_CHUNK compiled f on
+            # a second dual type
+            width = _kernels().chunk_for(n_in)
         key = (f, argnums if not isinstance(argnums, list) else tuple(argnums),
-               chunk if which in ("forward", "hessian") else None, which)
+               width if which in ("forward", "hessian") else None, which)
         if key not in _SPARSE_MADE:
             transform, mode = _SPARSE[which]
             _SPARSE_MADE[key] = kernel(transform, mode, f, argnums, python(which), key[2])

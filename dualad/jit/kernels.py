@@ -169,15 +169,35 @@ def seeded_input(f):
 
     def typing(x, seeded, args):
         if isinstance(x, types.Array) or isinstance(seeded, ARRAYS):
+            if getattr(f, _WRITES_INPUT, False):
+                return materialised
             try:
                 f.get_call_template((_input_type(x, seeded),) + tuple(args.types), {})
             except (NumbaError, NotImplementedError) as err:
-                if READ_ONLY_INPUT in str(err):  # a tuple's leaves become views of the copy
-                    return lambda x, seeded, args: as_input(x, as_dual_array(seeded))
+                if READ_ONLY_INPUT in str(err):
+                    _remember_writes_input(f)
+                    return materialised
         return lambda x, seeded, args: as_input(x, seeded)
+
+    # a tuple's leaves become views of the copy
+    materialised = lambda x, seeded, args: as_input(x, as_dual_array(seeded))  # noqa: E731
 
     overload(prepare, strict=False)(typing)
     return set_key(prepare, f)  # the overload is its meaning
+
+
+# Set on a user's function that assigns into its argument (or views it writably): every
+# other kernel of it (another dual type, the tape) gives it a materialised input without
+# typing it on a seed first, a typing that fails late, after compiling the seed's overloads
+# that are never used. Materialising is correct for any f; the seed is only faster.
+_WRITES_INPUT = "__dualad_writes_input__"
+
+
+def _remember_writes_input(f):
+    try:
+        setattr(f, _WRITES_INPUT, True)
+    except (AttributeError, TypeError):  # f takes no attributes: every kernel asks again
+        pass
 
 
 def _input_type(x, seeded):

@@ -88,7 +88,7 @@ class _CompiledSparse(_Sparse):
         if found is None:
             plan = self.plan(f, args, argnums)
             which, arrays = self.plan_arrays(plan, f, args, argnums)
-            found = self.arrays[key] = (self.kernel(which), arrays, plan)
+            found = self.arrays[key] = (self.kernel(which, plan.shape[1]), arrays, plan)
         return found
 
     def __call__(self, f, args, argnums):
@@ -102,7 +102,7 @@ class _CompiledSparse(_Sparse):
         if self.check:
             v = random_direction(plan.shape[1])
             which, direction = self.direction(plan, v)
-            self._verify(f, result, self.kernel(which)(*args, *direction), v, plan)
+            self._verify(f, result, self.kernel(which, plan.shape[1])(*args, *direction), v, plan)
         return result
 
 

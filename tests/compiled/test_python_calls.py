@@ -184,3 +184,46 @@ def test_keyword_arguments_in_every_transform_equal_the_python_path():
             np.testing.assert_allclose(g, e, rtol=1e-14, err_msg=transform.__name__)
     np.testing.assert_allclose(dualad.hvp(_weighted_rosen, mode="forward-over-reverse")(x, v, 1.0, shift=3.0),
                                dualad.hvp(_python)(x, v, 1.0, shift=3.0), rtol=1e-13)
+
+
+
+@numba.njit
+def _writes_into_its_argument(x):
+    y = np.sin(x) * x[1]
+    x[0] = y[0] * x[1]
+    return y * x[::-1]
+
+
+def test_a_sparse_forward_jacobian_compiles_f_on_the_dense_kernels_duals():
+    """From Python, the compressed forward Jacobian takes the dense forward kernel's width
+    for N (one pass up to 12 inputs), so f is compiled on one dual type for both (here a
+    materialised DualArray: f writes into its argument)."""
+    x = np.linspace(0.1, 1.0, 4)
+    dense = dualad.jacobian(_writes_into_its_argument, mode="forward")(x)
+    with _Compiles() as sparse_call:
+        sparse = dualad.jacobian(_writes_into_its_argument, mode="forward", sparsity=True)(x)
+    np.testing.assert_allclose(sparse.toarray(), dense, rtol=1e-15)
+    np.testing.assert_allclose(dense, dualad.jacobian(_writes_into_its_argument.py_func, mode="forward")(x),
+                               rtol=1e-14)
+    assert not [sig for name, sig in sparse_call.made if name == "_writes_into_its_argument" and "Dual(" in sig]
+
+
+@pytest.mark.parametrize("first", ["forward", "reverse"])
+def test_a_function_that_writes_into_its_argument_is_typed_on_a_seed_once(first):
+    """The seed probe's verdict is kept on f (on its promoting copy, which kernels call): its
+    next kernels give it a materialised input without typing it on their seed first; every
+    mode stays exact, and the caller's x unchanged."""
+    from dualad.jit.promote import promoting
+
+    f = numba.njit(lambda x: np.sum(_writes_into_its_argument(x)))
+    x = np.array([0.5, -1.2, 2.0])
+    expected = dualad.grad(f.py_func)(x.copy())
+    np.testing.assert_allclose(dualad.grad(f, mode=first)(x), expected, rtol=1e-14)
+    copy = promoting(f)
+    assert copy.__dualad_writes_input__
+    asked, original = [], copy.get_call_template
+    copy.get_call_template = lambda args, kws: (asked.append(args), original(args, kws))[1]
+    second = "reverse" if first == "forward" else "forward"
+    np.testing.assert_allclose(dualad.grad(f, mode=second)(x), expected, rtol=1e-14)
+    assert asked and not [args for args in asked if "Seed" in str(args[0]) or "ActiveArray" in str(args[0])]
+    np.testing.assert_array_equal(x, [0.5, -1.2, 2.0])
