@@ -179,7 +179,7 @@ def seeded_input(f):
                     return materialised
         return lambda x, seeded, args: as_input(x, seeded)
 
-    # a tuple's leaves become views of the copy
+    # f's own copy of the seeded duals (a tuple input's leaves become views of that copy)
     materialised = lambda x, seeded, args: as_input(x, as_dual_array(seeded))  # noqa: E731
 
     overload(prepare, strict=False)(typing)

@@ -300,7 +300,7 @@ def recorder(f, finish, seeder=_seed_actives, width=0, checked=None):
                 else:
                     nodes = np.empty(0, np.int64)
                 header[0], header[1] = n_in, 0
-                out = f(prepare(x, seeder(flat, extra, address_of(header)), args), *args)
+                out = f(*((prepare(x, seeder(flat, extra, address_of(header)), args),) + args))
                 raise RuntimeError("the differentiated function raised an exception on one run and "
                                    "not on the next with the same arguments: compiled reverse "
                                    "mode needs a deterministic function")

@@ -186,7 +186,6 @@ def test_keyword_arguments_in_every_transform_equal_the_python_path():
                                dualad.hvp(_python)(x, v, 1.0, shift=3.0), rtol=1e-13)
 
 
-
 @numba.njit
 def _writes_into_its_argument(x):
     y = np.sin(x) * x[1]
