@@ -323,7 +323,8 @@ def recorder(f, finish, seeder=_seed_actives, width=0, checked=None):
             unlock(pool_at)
         return result
 
-    return numba.njit(named(record))
+    # called from kernels only: no Python or C wrapper to build (cache.overload says why)
+    return numba.njit(named(record), no_cpython_wrapper=True, no_cfunc_wrapper=True)
 
 
 def _taped(f, finish, python_equivalent, takes_cotangent=False, seeder=_seed_actives, checked=None):
