@@ -13,7 +13,8 @@
 The function is a 10-line @njit Rosenbrock (a tanh layer for the Jacobian) declared
 cache=True; the 2-D Jacobian's is a reaction-diffusion right-hand side written with 2-D arrays
 (8 x 8 grid, two species: 128 inputs and outputs, forward passes of 8). Reported: the median
-and the spread of `--rounds` fresh processes per row.
+and the spread of `--rounds` fresh processes per row. dualad's Python bytecode is compiled
+first, as `pip install` leaves it.
 Results: results/first_use.md.
 """
 
