@@ -396,3 +396,56 @@ def test_a_data_file_holding_another_entry_is_a_miss_and_a_broken_index_is_repla
     assert files.load("key a") is None
     files.save("key a", "code a")
     assert files.load("key a") == "code a"
+
+
+WARM_WITHOUT_REFRESH = """
+import json, sys
+import numba, numpy as np, dualad
+from numba.core.base import BaseContext
+
+refreshes = []
+refresh = BaseContext.refresh
+BaseContext.refresh = lambda context: (refreshes.append(1), refresh(context))[1]
+
+
+@numba.njit(cache=True)
+def rosen(x):
+    s = 0.0
+    for i in range(len(x) - 1):
+        s += 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1.0 - x[i]) ** 2
+    return s
+
+
+@numba.njit
+def buffered(x):  # compiled after the cached kernel: dualad's np.zeros_like must come first
+    out = np.zeros_like(x)
+    out[0] = x[0] * x[1]
+    return np.sum(out)
+
+
+x = np.linspace(0.1, 1.0, 5)
+gradient = dualad.grad(rosen)(x).tolist()
+loaded_without_refresh = not refreshes
+print(json.dumps({"gradient": gradient, "loaded_without_refresh": loaded_without_refresh,
+                  "buffered": dualad.grad(buffered)(x).tolist()}))
+"""
+
+
+def test_a_cached_kernel_loads_without_refreshing_numbas_contexts(tmp_path):
+    # issue 15: a warm first call compiles nothing, so it needs none of the typing templates
+    # and lowering registries numba's refresh installs (0.2-0.4 s); the first compile after it
+    # still puts dualad's templates first (np.zeros_like of duals)
+    path = tmp_path / "warm.py"
+    path.write_text(WARM_WITHOUT_REFRESH)
+    env = dict(os.environ)
+    env.pop("NUMBA_CACHE_DIR", None)
+    runs = []
+    for _ in range(2):
+        done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
+                              cwd=tmp_path, env=env, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        runs.append(json.loads(done.stdout))
+    x = np.linspace(0.1, 1.0, 5)
+    assert runs[1]["loaded_without_refresh"]
+    assert runs[1]["gradient"] == runs[0]["gradient"]
+    np.testing.assert_allclose(runs[1]["buffered"], [x[1], x[0], 0.0, 0.0, 0.0])

@@ -51,6 +51,7 @@ from numba.core import types as nbtypes
 from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile
 from numba.core.extending import _Intrinsic, _overload_default_jit_options, infer
 from numba.core.registry import CPUDispatcher
+from numba.core.runtime.nrt import rtsys
 from numba.core.typing.templates import (infer_getattr, infer_global, make_overload_attribute_template,
                                          make_overload_method_template, make_overload_template)
 
@@ -213,6 +214,23 @@ class _KernelCache(_Forgiving):
 
     def _index_key(self, sig, codegen):
         return (sig, codegen.magic_tuple(), self._key)
+
+    def load_overload(self, sig, target_context):
+        """numba's load, after only what running loaded code needs of the target context.
+        numba refreshes the whole context before every load: it imports numba's lowering
+        modules (scipy.linalg with them, for its BLAS check) and installs every typing
+        template, 0.2 s of a warm first call that compiles nothing. Running needs the NRT's
+        symbols and the hash secrets numba.cpython.hashing puts in LLVM's symbol table on
+        import (the other symbols numba adds, its C helpers and C maths, are added when the
+        context is made); parfors' threads start from the library's reload_init. A compile
+        still refreshes in full (numba's compiler does)."""
+        try:
+            import numba.cpython.hashing  # noqa: F401  (its import adds the symbols)
+            rtsys.initialize(target_context)
+            with self._guard_against_spurious_io_errors():
+                return self._load_overload(sig, target_context)
+        except Exception:  # as _Forgiving: compile instead
+            return None
 
 
 class _GuardedCache(_Forgiving):

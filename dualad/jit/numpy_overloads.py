@@ -13,7 +13,7 @@ import operator
 
 import numpy as np
 from numba import literal_unroll
-from numba.core import types
+from numba.core import event, types
 from numba.core.errors import TypingError
 
 from ..primitives import subscribe
@@ -548,19 +548,44 @@ overload(min)(_extreme(operator.lt))
 
 
 def dualad_templates_first(functions):
-    """Put dualad's typing templates of these functions before numba's own.
+    """Put dualad's typing templates of these functions before numba's own, at numba's next
+    compile (_put_ours_first).
 
     numba's generic np.zeros_like & co. accept any type as a dtype and would type
     np.zeros_like(dual array) as a 0-d array of dual arrays; numba's in-place operators on a
     float array fail on a dual with an AttributeError instead of a typing error. Where numba already typed one of
     these functions before dualad.jit was imported (the user called f on floats first), its
     template list was made then, and ours were appended behind the generic one: reorder it.
+    Not at import: reordering needs the typing context refreshed, which instantiates every
+    attribute template, and numba's refresh the target context once each (its lowering
+    modules, scipy.linalg) - 0.4 s that a process only loading cached kernels never needs.
     """
+    if not _ORDER_PENDING:
+        event.register("numba:compile", _FirstCompile())
+    _ORDER_PENDING.extend(functions)
+
+
+_ORDER_PENDING = []
+
+
+class _FirstCompile(event.Listener):
+    """At the start of any compile (under numba's compiler lock), the pending reorders."""
+
+    def on_start(self, event_):
+        if _ORDER_PENDING:
+            _put_ours_first()
+
+    def on_end(self, event_):
+        pass
+
+
+def _put_ours_first():
     from numba.core.registry import cpu_target
 
     context = cpu_target.typing_context
-    context.refresh()  # installs this module's overloads (augmenting existing entries)
-    for fn in functions:
+    context.refresh()  # installs dualad's overloads (augmenting existing entries)
+    pending, _ORDER_PENDING[:] = list(_ORDER_PENDING), []
+    for fn in pending:
         existing = context._lookup_global(fn)
         if not isinstance(existing, types.Function):
             continue
