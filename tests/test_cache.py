@@ -127,6 +127,15 @@ def test_the_users_dual_specialisations_are_keyed_by_dualads_source(tmp_path):
     assert np.isclose(dualad.derivative(module.f)(3.0), 6.0)
 
 
+ROSEN = """
+@numba.njit(cache=True)
+def rosen(x):
+    s = 0.0
+    for i in range(len(x) - 1):
+        s += 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1.0 - x[i]) ** 2
+    return s
+"""
+
 EVERY_KERNEL = """
 import json, numba, numpy as np, dualad
 from numba.core import event
@@ -142,13 +151,7 @@ class Listener(event.Listener):
         pass
 
 
-@numba.njit(cache=True)
-def rosen(x):
-    s = 0.0
-    for i in range(len(x) - 1):
-        s += 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1.0 - x[i]) ** 2
-    return s
-
+""" + ROSEN + """
 
 x = np.linspace(0.1, 1.0, 20)
 rosen(x)
@@ -160,11 +163,11 @@ print(json.dumps({"compiled": len(compiled), "results": [r.tolist() for r in res
 """
 
 
-def test_a_new_process_loads_every_kernel_without_compiling(tmp_path):
-    # issue 15.2: grad (every mode), value_and_grad, hessian, hvp and jacobian of a function
-    # declared cache=True come from the disk cache in a new process, with the same numbers
-    path = tmp_path / "every_kernel.py"
-    path.write_text(EVERY_KERNEL)
+def _two_processes(tmp_path, script):
+    """The script run as a file in tmp_path by two processes one after the other, over the
+    cache beside it: what each printed (JSON)."""
+    path = tmp_path / "script.py"
+    path.write_text(script)
     env = dict(os.environ)
     env.pop("NUMBA_CACHE_DIR", None)
     runs = []
@@ -173,6 +176,13 @@ def test_a_new_process_loads_every_kernel_without_compiling(tmp_path):
                               cwd=tmp_path, env=env, timeout=600)
         assert done.returncode == 0, done.stderr[-3000:]
         runs.append(json.loads(done.stdout))
+    return runs
+
+
+def test_a_new_process_loads_every_kernel_without_compiling(tmp_path):
+    # issue 15.2: grad (every mode), value_and_grad, hessian, hvp and jacobian of a function
+    # declared cache=True come from the disk cache in a new process, with the same numbers
+    runs = _two_processes(tmp_path, EVERY_KERNEL)
     assert runs[0]["compiled"] > 0
     assert runs[1]["compiled"] == 0
     assert runs[1]["results"] == runs[0]["results"]
@@ -408,13 +418,7 @@ refresh = BaseContext.refresh
 BaseContext.refresh = lambda context: (refreshes.append(1), refresh(context))[1]
 
 
-@numba.njit(cache=True)
-def rosen(x):
-    s = 0.0
-    for i in range(len(x) - 1):
-        s += 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1.0 - x[i]) ** 2
-    return s
-
+""" + ROSEN + """
 
 @numba.njit
 def buffered(x):  # compiled after the cached kernel: dualad's np.zeros_like must come first
@@ -424,10 +428,14 @@ def buffered(x):  # compiled after the cached kernel: dualad's np.zeros_like mus
 
 
 x = np.linspace(0.1, 1.0, 5)
-gradient = dualad.grad(rosen)(x).tolist()
+derivatives = [dualad.grad(rosen)(x).tolist(), dualad.grad(rosen, mode="reverse")(x).tolist(),
+               dualad.hessian(rosen)(x).tolist()]
 loaded_without_refresh = not refreshes
-print(json.dumps({"gradient": gradient, "loaded_without_refresh": loaded_without_refresh,
-                  "buffered": dualad.grad(buffered)(x).tolist()}))
+# the kernels' environments name no module of numba's array functions (np.size's np.asarray:
+# numba.np.arraymath imports scipy.linalg)
+array_functions = "numba.np.arraymath" in sys.modules
+print(json.dumps({"derivatives": derivatives, "loaded_without_refresh": loaded_without_refresh,
+                  "array_functions": array_functions, "buffered": dualad.grad(buffered)(x).tolist()}))
 """
 
 
@@ -435,17 +443,9 @@ def test_a_cached_kernel_loads_without_refreshing_numbas_contexts(tmp_path):
     # issue 15: a warm first call compiles nothing, so it needs none of the typing templates
     # and lowering registries numba's refresh installs (0.2-0.4 s); the first compile after it
     # still puts dualad's templates first (np.zeros_like of duals)
-    path = tmp_path / "warm.py"
-    path.write_text(WARM_WITHOUT_REFRESH)
-    env = dict(os.environ)
-    env.pop("NUMBA_CACHE_DIR", None)
-    runs = []
-    for _ in range(2):
-        done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
-                              cwd=tmp_path, env=env, timeout=600)
-        assert done.returncode == 0, done.stderr[-3000:]
-        runs.append(json.loads(done.stdout))
+    runs = _two_processes(tmp_path, WARM_WITHOUT_REFRESH)
     x = np.linspace(0.1, 1.0, 5)
     assert runs[1]["loaded_without_refresh"]
-    assert runs[1]["gradient"] == runs[0]["gradient"]
+    assert not runs[1]["array_functions"]
+    assert runs[1]["derivatives"] == runs[0]["derivatives"]
     np.testing.assert_allclose(runs[1]["buffered"], [x[1], x[0], 0.0, 0.0, 0.0])

@@ -253,7 +253,7 @@ def hvp(f, python):
 
     def kernel(x, v, *args):
         direction = flat_input(v)
-        if np.shape(direction) != np.shape(flat_input(x)):
+        if direction.shape != flat_input(x).shape:
             raise ValueError("hvp: v and x have different shapes")
         return record(x, direction, None, args)
 
@@ -272,7 +272,7 @@ def hessian(f, python, chunk=None):
     record = block_recorder(f, seed, width)
 
     def kernel(x, *args):
-        n = np.size(flat_input(x))
+        n = flat_input(x).size
         hess = np.zeros((n, n))
         for lo in range(0, n, width):
             block = record(x, lo, None, args)

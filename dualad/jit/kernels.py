@@ -38,7 +38,7 @@ from .intrinsics import unit_tuple
 from .overloads import ARRAYS, DUALS
 from .promote import promoting
 from .protocol import as_dual_array
-from .tuples import as_input, flat_input, hessian_like_input, input_size, shaped_like_input
+from .tuples import as_input, flat_input, hessian_like_input, input_size, shape_of, shaped_like_input
 from .types import (READ_ONLY_INPUT, DualArrayType, DualMatrixType, DualTensorType, DualType,
                     HyperDualType, SeedArrayType, compiled_only, make_dual, make_dual_array, make_hyper,
                     make_hyper_seed_array, make_hyper_sym, make_seed_array)
@@ -561,7 +561,7 @@ def _prepared_hessian(x):
     """x's flat inputs, checked, and a zero n × n Hessian."""
     flat = flat_input(x)
     checked_input(flat)
-    return flat, np.zeros((np.size(flat), np.size(flat)))
+    return flat, np.zeros((flat.size, flat.size))
 
 
 def hessian(f, python, chunk=None, one_block=False):
@@ -586,9 +586,9 @@ def hessian(f, python, chunk=None, one_block=False):
     if one_block:
         def kernel(x, *args):
             flat, hess = _prepared_hessian(x)
-            if np.size(flat) > chunk:
+            if flat.size > chunk:
                 raise ValueError("a one-block Hessian kernel got more inputs than its width")
-            if np.size(flat) > 0:  # diagonal_block inline: a dispatcher of its own costs a compile
+            if flat.size > 0:  # diagonal_block inline: a dispatcher of its own costs a compile
                 store_block(f(prepare(x, make_hyper_seed_array(flat, 0, 0, 1, chunk, 0), args), *args), hess, 0, 0)
             return hessian_like_input(hess, x)
     else:
@@ -600,7 +600,7 @@ def hessian(f, python, chunk=None, one_block=False):
 
         def kernel(x, *args):
             flat, hess = _prepared_hessian(x)
-            n = np.size(flat)
+            n = flat.size
             for lo1 in range(0, n, chunk):
                 diagonal_block(x, flat, hess, lo1, args)
                 for lo2 in range(lo1 + chunk, n, chunk):
@@ -618,9 +618,9 @@ def hvp(f, python, chunk=None):
 
     def kernel(x, v, *args):
         flat, direction = flat_input(x), flat_input(v)
-        if np.shape(direction) != np.shape(flat):
+        if direction.shape != flat.shape:
             raise ValueError("hvp: v and x have different shapes")
-        n = np.size(flat)
+        n = flat.size
         product = np.zeros(n)
         for lo in range(0, n, chunk):
             out = f(as_input(x, seed_hvp(flat, direction, lo, chunk)), *args)
@@ -631,16 +631,16 @@ def hvp(f, python, chunk=None):
     return compile_kernel(kernel, f, python)
 
 
-# numba compiles its own implementations of np.size, np.empty, min and max in every process
-# that types a call to them (they have no disk cache); kernels, compiled for each user
-# function, call them through these helpers, which load from dualad's cache with numba's
-# code inside (measured: 5 compiles of numba's fewer in a new function's first grad, 36 in
-# a first jacobian).
-_size = register_jitable(lambda a: np.size(a))
+# numba compiles its own implementations of np.empty, min and max in every process that
+# types a call to them (they have no disk cache); kernels, compiled for each user function,
+# call them through these helpers, which load from dualad's cache with numba's code inside
+# (measured: 5 compiles of numba's fewer in a new function's first grad, 36 in a first
+# jacobian). Sizes are the arrays' own .size (tuples.size_of says why not np.size).
+_size = register_jitable(lambda a: a.size)
 _empty = register_jitable(lambda shape: np.empty(shape))
 _smaller = register_jitable(lambda a, b: min(a, b))
 _larger = register_jitable(lambda a, b: max(a, b))
-_jacobian_like = register_jitable(lambda partial, n: np.empty(np.shape(partial) + (n,)))
+_jacobian_like = register_jitable(lambda partial, n: np.empty(shape_of(partial) + (n,)))
 
 
 @register_jitable

@@ -14,6 +14,7 @@ import operator
 import numpy as np
 from numba import literal_unroll
 from numba.core import event, types
+from numba.core.compiler_lock import global_compiler_lock
 from numba.core.errors import TypingError
 
 from ..primitives import subscribe
@@ -557,15 +558,19 @@ def dualad_templates_first(functions):
     these functions before dualad.jit was imported (the user called f on floats first), its
     template list was made then, and ours were appended behind the generic one: reorder it.
     Not at import: reordering needs the typing context refreshed, which instantiates every
-    attribute template, and numba's refresh the target context once each (its lowering
-    modules, scipy.linalg) - 0.4 s that a process only loading cached kernels never needs.
+    attribute template, each refreshing numba's target context (its lowering modules,
+    scipy.linalg): 0.4 s that a process only loading cached kernels never needs.
     """
-    if not _ORDER_PENDING:
+    if not _LISTENING:
         event.register("numba:compile", _FirstCompile())
+        _LISTENING.append(True)
     _ORDER_PENDING.extend(functions)
+    if global_compiler_lock.is_locked():  # imported from inside a compile: it types next
+        _put_ours_first()
 
 
-_ORDER_PENDING = []
+_ORDER_PENDING = []  # functions whose templates go first at the next compile
+_LISTENING = []  # [True] once _FirstCompile listens
 
 
 class _FirstCompile(event.Listener):
@@ -580,6 +585,7 @@ class _FirstCompile(event.Listener):
 
 
 def _put_ours_first():
+    """dualad's templates of the pending functions before numba's (dualad_templates_first)."""
     from numba.core.registry import cpu_target
 
     context = cpu_target.typing_context

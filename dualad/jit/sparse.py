@@ -333,7 +333,7 @@ def jacfwd(f, python, chunk=None):
         plan, args = rest[-4:], rest[:-4]
         indptr, indices, colors, seeds = plan
         flat = flat_input(x)
-        n = np.size(flat)
+        n = flat.size
         if colors.size != n or seeds.size != n:
             raise ValueError(_PLAN_COLUMNS)
         n_colors = colors.max() + 1 if n > 0 else 0
@@ -424,7 +424,7 @@ def hessian(f, python, chunk=None):
 
     def kernel(x, *rest):
         colors, seeds, sources, args = rest[-3], rest[-2], rest[-1], rest[:-3]
-        n = np.size(flat_input(x))
+        n = flat_input(x).size
         if colors.size != n or seeds.size != n:
             raise ValueError(_PLAN_COLUMNS)
         n_colors = colors.max() + 1 if n > 0 else 0

@@ -265,7 +265,7 @@ def recorder(f, finish, seeder=_seed_actives, width=0, checked=None):
 
     def record(x, extra, cotangent, args):
         flat = flat_input(x)
-        n_in = np.size(flat)
+        n_in = flat.size
         pool_at = pool_address(_POOL_SLOTS)
         pool = numba.carray(int_pointer(pool_at), _POOL_SLOTS)
         pooled = try_lock(pool_at)

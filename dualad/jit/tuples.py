@@ -82,7 +82,7 @@ def _leafwise(target, end):
 
 @_leafwise(_size_from, lambda x, k: 0)
 def _size_step(leaf, position, after):
-    return lambda x, k: np.size(x[position]) + _size_from(x, after)
+    return lambda x, k: size_of(x[position]) + _size_from(x, after)
 
 
 @_leafwise(_copy_from, lambda x, out, offset, k: None)
@@ -105,14 +105,44 @@ def _input_size(x):
     _check_tuple(x)
     if isinstance(x, types.BaseTuple):
         return lambda x: _size_from(x, 0)
-    return lambda x: np.size(x)
+    return lambda x: size_of(x)
 
 
 @overload(total_size)
 def _total_size(r):
     if isinstance(r, types.BaseTuple):
         return lambda r: _size_from(r, 0)
-    return lambda r: np.size(r)
+    return lambda r: size_of(r)
+
+
+def size_of(a):
+    """np.size(a), of an array or a number without numba's np.size: its np.asarray lives in
+    numba.np.arraymath, whose import (scipy.linalg's, for numba's BLAS check: 0.3 s) a kernel
+    loaded from disk would otherwise pay when its environments are rebuilt."""
+    raise TypeError("size_of runs inside compiled code only")
+
+
+@overload(size_of)
+def _size_of(a):
+    if isinstance(a, types.Array):
+        return lambda a: a.size
+    if isinstance(a, types.Number):
+        return lambda a: 1
+    return lambda a: np.size(a)  # duals: dualad's np.size
+
+
+def shape_of(a):
+    """np.shape(a), of an array or a number without numba's np.shape (as size_of)."""
+    raise TypeError("shape_of runs inside compiled code only")
+
+
+@overload(shape_of)
+def _shape_of(a):
+    if isinstance(a, types.Array):
+        return lambda a: a.shape
+    if isinstance(a, types.Number):
+        return lambda a: ()
+    return lambda a: np.shape(a)  # duals: dualad's np.shape
 
 
 @overload(flat_input)
