@@ -75,14 +75,27 @@ class PromotingTypeInference(NopythonTypeInference):
 
 
 class PromotingPipeline(Compiler):
-    """numba's nopython pipeline with PromotingTypeInference as its type inference."""
+    """numba's nopython pipeline with PromotingTypeInference as its type inference; f's dual
+    specialisations without the Python and C wrappers (only kernels call them: numba would
+    build, optimise and emit machine code for two wrapper modules per specialisation)."""
 
     def define_pipelines(self):
+        if any(_holds_duals(arg) for arg in self.state.args):
+            self.state.flags.no_cpython_wrapper = True
+            self.state.flags.no_cfunc_wrapper = True
         pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
         pm.passes = [(PromotingTypeInference if cls is NopythonTypeInference else cls, text)
                      for cls, text in pm.passes]
         pm.finalize()
         return [pm]
+
+
+def _holds_duals(numba_type):
+    """Whether a numba type is one of dualad's (a dual, an array of duals, a seed, an active,
+    a tracer) or a tuple holding one."""
+    if isinstance(numba_type, types.BaseTuple):
+        return any(_holds_duals(item) for item in numba_type.types)
+    return type(numba_type).__module__.startswith("dualad.")
 
 
 _COPIES = weakref.WeakKeyDictionary()

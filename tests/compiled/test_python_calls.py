@@ -226,3 +226,27 @@ def test_a_function_that_writes_into_its_argument_is_typed_on_a_seed_once(first)
     np.testing.assert_allclose(dualad.grad(f, mode=second)(x), expected, rtol=1e-14)
     assert asked and not [args for args in asked if "Seed" in str(args[0]) or "ActiveArray" in str(args[0])]
     np.testing.assert_array_equal(x, [0.5, -1.2, 2.0])
+
+
+@numba.njit
+def _cubic(x):
+    return x[0] ** 3 + x[0] * x[1]
+
+
+def test_fs_dual_specialisations_carry_no_python_or_c_wrapper():
+    # only kernels call them; numba builds and optimises each wrapper as a module of its own
+    from dualad.jit.promote import promoting
+
+    x = np.array([1.5, -0.5])
+    np.testing.assert_allclose(dualad.grad(_cubic)(x), [3 * 1.5 ** 2 - 0.5, 1.5])
+    np.testing.assert_allclose(_cubic(x), _cubic.py_func(x))  # f's own float code keeps its wrapper
+    dual_results = [result for sig, result in promoting(_cubic).overloads.items()
+                    if any("Seed" in str(t) or "Dual" in str(t) for t in sig)]
+    assert dual_results
+    for result in dual_results:
+        names = {function.name for function in result.library._final_module.functions}
+        assert result.fndesc.llvm_cpython_wrapper_name not in names
+        assert result.fndesc.llvm_cfunc_wrapper_name not in names
+    float_result = _cubic.overloads[(numba.typeof(x),)]
+    assert float_result.fndesc.llvm_cpython_wrapper_name in {
+        function.name for function in float_result.library._final_module.functions}
