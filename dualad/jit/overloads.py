@@ -106,11 +106,17 @@ for _rule in RULES.values():
         overload(_rule.value, jit_options=RULE_JIT)(_on_floats(_rule.compiled_value))
 
 
+def _compiled(fn, **options):
+    """fn compiled for the rules' overloads, the only callers: no Python or C wrapper (each a
+    module numba would optimise and emit machine code for; cache.overload)."""
+    return cache.njit(fn, no_cpython_wrapper=True, no_cfunc_wrapper=True, **options)
+
+
 def compiled_partial(partial, arity):
     """A rule's partial compiled for scalars; identically zero when the rule says None."""
     if partial is None:
-        return cache.njit(lambda x, y: 0.0) if arity == 1 else cache.njit(lambda x, z, y: 0.0)
-    return cache.njit(partial, **RULE_JIT)
+        return _compiled(lambda x, y: 0.0) if arity == 1 else _compiled(lambda x, z, y: 0.0)
+    return _compiled(partial, **RULE_JIT)
 
 
 @overload(rules.power_of, jit_options=RULE_JIT)
@@ -165,8 +171,8 @@ def _compiled_second(rule, key):
     second = rule.second[key]
     if second is None:
         zero = (lambda x, y, d: 0.0) if rule.arity == 1 else (lambda x, z, y: 0.0)
-        return False, cache.njit(zero)
-    return True, cache.njit(second, **RULE_JIT)
+        return False, _compiled(zero)
+    return True, _compiled(second, **RULE_JIT)
 
 
 # ---- scalar duals and hyper-duals ------------------------------------------------------------------
