@@ -399,14 +399,18 @@ def njit(fn, **options):
     return _cached_jit(nopython=True, **options)(fn)
 
 
+# jit options of a function only compiled code calls: numba would otherwise build a Python and
+# a C (cfunc) wrapper for it, each a module it optimises and emits machine code for (measured:
+# 37 C wrappers of overload implementations, 1 of the 5.9 s of a first grad with every cache
+# empty)
+COMPILED_CALLERS_ONLY = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+
+
 def overload(func, jit_options=None, strict=True, inline="never", prefer_literal=False, **kwargs):
     """numba's @overload whose implementations are cached on disk (own_cache): numba compiles
     each implementation as a dispatcher of its own, through the template's jit decorator,
     which is the one thing this template changes."""
-    # no cfunc wrapper: an implementation is only ever called from compiled code, and numba
-    # would build, optimise and emit machine code for a C wrapper of each (measured: 37 of them,
-    # 1 of the 5.9 s of a first grad with every cache empty)
-    options = dict(_overload_default_jit_options, no_cfunc_wrapper=True, **(jit_options or {}))
+    options = dict(_overload_default_jit_options, **COMPILED_CALLERS_ONLY, **(jit_options or {}))
 
     def decorate(overload_func):
         template = make_overload_template(func, overload_func, options, strict, inline,

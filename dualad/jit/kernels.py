@@ -636,7 +636,6 @@ def hvp(f, python, chunk=None):
 # call them through these helpers, which load from dualad's cache with numba's code inside
 # (measured: 5 compiles of numba's fewer in a new function's first grad, 36 in a first
 # jacobian). Sizes are the arrays' own .size (tuples.size_of says why not np.size).
-_size = register_jitable(lambda a: a.size)
 _empty = register_jitable(lambda shape: np.empty(shape))
 _smaller = register_jitable(lambda a, b: min(a, b))
 _larger = register_jitable(lambda a, b: max(a, b))
@@ -672,7 +671,7 @@ def _forward_gradient(f, python, chunk, finish):
 
     def kernel(x, *args):
         flat = flat_input(x)
-        n = _size(flat)
+        n = flat.size
         # the first pass runs before grad exists: numba frees nothing that the caller of a
         # raising function holds, so an exception in f leaks what is allocated before it
         out = f(prepare(x, seed(flat, 0, chunk), args), *args)
@@ -703,7 +702,7 @@ def jacfwd(f, python, chunk=None):
 
     def kernel(x, *args):
         flat = flat_input(x)
-        n = _size(flat)
+        n = flat.size
         out = f(prepare(x, seed(flat, 0, chunk), args), *args)
         jac = _jacobian_like(out_partial(out, 0), n)
         for lo in range(0, n, chunk):

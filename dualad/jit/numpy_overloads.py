@@ -561,16 +561,12 @@ def dualad_templates_first(functions):
     attribute template, each refreshing numba's target context (its lowering modules,
     scipy.linalg): 0.4 s that a process only loading cached kernels never needs.
     """
-    if not _LISTENING:
-        event.register("numba:compile", _FirstCompile())
-        _LISTENING.append(True)
     _ORDER_PENDING.extend(functions)
     if global_compiler_lock.is_locked():  # imported from inside a compile: it types next
         _put_ours_first()
 
 
 _ORDER_PENDING = []  # functions whose templates go first at the next compile
-_LISTENING = []  # [True] once _FirstCompile listens
 
 
 class _FirstCompile(event.Listener):
@@ -582,6 +578,9 @@ class _FirstCompile(event.Listener):
 
     def on_end(self, event_):
         pass
+
+
+event.register("numba:compile", _FirstCompile())
 
 
 def _put_ours_first():

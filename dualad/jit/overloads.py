@@ -107,9 +107,8 @@ for _rule in RULES.values():
 
 
 def _compiled(fn, **options):
-    """fn compiled for the rules' overloads, the only callers: no Python or C wrapper (each a
-    module numba would optimise and emit machine code for; cache.overload)."""
-    return cache.njit(fn, no_cpython_wrapper=True, no_cfunc_wrapper=True, **options)
+    """fn compiled for the rules' overloads, its only callers."""
+    return cache.njit(fn, **cache.COMPILED_CALLERS_ONLY, **options)
 
 
 def compiled_partial(partial, arity):

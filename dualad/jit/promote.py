@@ -31,7 +31,7 @@ from numba.core.ir_utils import build_definitions, mk_unique_var
 from numba.core.registry import CPUDispatcher
 from numba.core.typed_passes import NopythonTypeInference, type_inference_stage
 
-from .cache import overload
+from .cache import COMPILED_CALLERS_ONLY, overload
 from .overloads import DUALS
 from .types import (DualArrayType, DualMatrixType, DualTensorType, compiled_only, element_of, make_dual_array,
                     make_dual_matrix, make_dual_tensor)
@@ -76,13 +76,13 @@ class PromotingTypeInference(NopythonTypeInference):
 
 class PromotingPipeline(Compiler):
     """numba's nopython pipeline with PromotingTypeInference as its type inference; f's dual
-    specialisations without the Python and C wrappers (only kernels call them: numba would
-    build, optimise and emit machine code for two wrapper modules per specialisation)."""
+    specialisations compiled for compiled callers only (kernels call them; cache's
+    COMPILED_CALLERS_ONLY)."""
 
     def define_pipelines(self):
         if any(_holds_duals(arg) for arg in self.state.args):
-            self.state.flags.no_cpython_wrapper = True
-            self.state.flags.no_cfunc_wrapper = True
+            for flag, value in COMPILED_CALLERS_ONLY.items():
+                setattr(self.state.flags, flag, value)
         pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
         pm.passes = [(PromotingTypeInference if cls is NopythonTypeInference else cls, text)
                      for cls, text in pm.passes]

@@ -39,7 +39,7 @@ from . import overloads
 from .matrix import flat
 from .tensor import tensor_flat
 from .active import HEADER_SLOTS, NODE_SLOTS, node_slots
-from .cache import named, overload, register_jitable
+from .cache import COMPILED_CALLERS_ONLY, named, overload, register_jitable
 from .protocol import checked_index
 from .kernels import compile_kernel, gradient_of, seeded_input
 from .tuples import flat_input, shaped_like_input
@@ -323,8 +323,7 @@ def recorder(f, finish, seeder=_seed_actives, width=0, checked=None):
             unlock(pool_at)
         return result
 
-    # called from kernels only: no Python or C wrapper to build (cache.overload says why)
-    return numba.njit(named(record), no_cpython_wrapper=True, no_cfunc_wrapper=True)
+    return numba.njit(named(record), **COMPILED_CALLERS_ONLY)  # kernels call it
 
 
 def _taped(f, finish, python_equivalent, takes_cotangent=False, seeder=_seed_actives, checked=None):

@@ -115,34 +115,26 @@ def _total_size(r):
     return lambda r: size_of(r)
 
 
-def size_of(a):
-    """np.size(a), of an array or a number without numba's np.size: its np.asarray lives in
-    numba.np.arraymath, whose import (scipy.linalg's, for numba's BLAS check: 0.3 s) a kernel
-    loaded from disk would otherwise pay when its environments are rebuilt."""
-    raise TypeError("size_of runs inside compiled code only")
+def _without_asarray(numpy_function, of_array, of_number):
+    """numpy_function(a) (np.size, np.shape) in compiled code, an array's or a number's without
+    numba's implementation: it calls np.asarray, which lives in numba.np.arraymath, whose
+    import (scipy.linalg's, for numba's BLAS check: 0.3 s) a kernel loaded from disk would
+    otherwise pay when its environments are rebuilt. Duals keep dualad's numpy_function."""
+    def function(a):
+        raise TypeError(f"{numpy_function.__name__} of tuples.py runs inside compiled code only")
+
+    @overload(function)
+    def choose(a):
+        if isinstance(a, types.Array):
+            return of_array
+        if isinstance(a, types.Number):
+            return of_number
+        return lambda a: numpy_function(a)
+    return function
 
 
-@overload(size_of)
-def _size_of(a):
-    if isinstance(a, types.Array):
-        return lambda a: a.size
-    if isinstance(a, types.Number):
-        return lambda a: 1
-    return lambda a: np.size(a)  # duals: dualad's np.size
-
-
-def shape_of(a):
-    """np.shape(a), of an array or a number without numba's np.shape (as size_of)."""
-    raise TypeError("shape_of runs inside compiled code only")
-
-
-@overload(shape_of)
-def _shape_of(a):
-    if isinstance(a, types.Array):
-        return lambda a: a.shape
-    if isinstance(a, types.Number):
-        return lambda a: ()
-    return lambda a: np.shape(a)  # duals: dualad's np.shape
+size_of = _without_asarray(np.size, lambda a: a.size, lambda a: 1)
+shape_of = _without_asarray(np.shape, lambda a: a.shape, lambda a: ())
 
 
 @overload(flat_input)
