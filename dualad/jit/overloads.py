@@ -107,8 +107,10 @@ for _rule in RULES.values():
 
 
 def _compiled(fn, **options):
-    """fn compiled for the rules' overloads, its only callers."""
-    return cache.njit(fn, **cache.COMPILED_CALLERS_ONLY, **options)
+    """fn for the rules' overloads, its only callers, inlined into them as numba IR before
+    typing (inline="always" on a jit function, unlike on an overload, compiles nothing of
+    its own): no dispatcher, library or machine code per partial."""
+    return cache.njit(fn, inline="always", **cache.COMPILED_CALLERS_ONLY, **options)
 
 
 def compiled_partial(partial, arity):
@@ -197,10 +199,10 @@ def _unary_scalar(rule):
             return one_operand(y, x, d(x.value, y))
         return active
 
-    # the forward-over-reverse tape evaluates the partial on Duals, whose arithmetic calls the
-    # rules' float partials: its own dispatcher, so that numba never sees one dispatcher call
-    # itself with other types (divide's partial -y / z on Duals calls divide's partial on floats)
-    active, dual_active = on_tape(d), on_tape(compiled_partial(rule.first[0], 1))
+    # the forward-over-reverse tape evaluates the partial on Duals (divide's -y / z calls
+    # divide's rule on Duals, which inlines the same partial on floats): inlined IR, so no
+    # dispatcher ever sees itself called with other types
+    active, dual_active = on_tape(d), on_tape(d)
 
     use = tracer.use_of(rule, 0)
 
@@ -284,13 +286,12 @@ def _binary_scalar(rule):
             return one_operand(y, b, dz(a, b.value, y))
         return active_both, active_left, active_right
 
-    # the forward-over-reverse tape's partials get their own dispatchers (see _unary_scalar)
-    dual_dx, dual_dz = compiled_partial(rule.first[0], 2), compiled_partial(rule.first[1], 2)
+    # the forward-over-reverse tape's partials on Duals: see _unary_scalar
     return binary_chooser(rule.name, [(DualType, both, left, right),
                                        (HyperDualType, hyper_both, hyper_left, hyper_right),
                                        _tracer_case(rule),
                                        (FloatActive, *on_tape(dx, dz)),
-                                       (DualActive, *on_tape(dual_dx, dual_dz))])
+                                       (DualActive, *on_tape(dx, dz))])
 
 
 class _ActiveKind(type):
