@@ -1,5 +1,6 @@
-"""LLVM-level tuple arithmetic for the compiled dual types' partials: every operation is
-emitted element by element, so no operation on a scalar dual allocates.
+"""LLVM-level tuple arithmetic for the compiled dual types' partials: a tuple is taken as an
+LLVM vector for each operation (SIMD instructions, each lane the same IEEE operation as
+element by element), and no operation on a scalar dual allocates.
 
     unit_tuple(slot, n)          (0, ..., 1 at slot, ..., 0)
     tuple_scale(s, a)            s · a
@@ -12,6 +13,8 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.errors import TypingError
 from numba.core.extending import intrinsic
+
+_I32 = ir.IntType(32)
 
 __all__ = ["unit_tuple", "tuple_scale", "tuple_zero", "tuple_axpy", "tuple_outer_axpy",
            "packed_size"]
@@ -31,9 +34,15 @@ def unit_tuple(typingctx, slot, n):
     sig = tuple_type(types.intp, n)
 
     def codegen(context, builder, signature, args):
-        one, zero = context.get_constant(types.float64, 1.0), context.get_constant(types.float64, 0.0)
-        return _tuple_map(signature, builder, context, lambda i: builder.select(
-            builder.icmp_signed("==", args[0], context.get_constant(types.intp, i)), one, zero))
+        width = n.literal_value
+        if width == 0:
+            return cgutils.get_null_value(context.get_value_type(tuple_type))
+        slots = ir.VectorType(ir.IntType(64), width)
+        at_slot = builder.icmp_signed("==", _splat(builder, args[0], width, slots),
+                                      ir.Constant(slots, list(range(width))))
+        lanes = ir.VectorType(ir.DoubleType(), width)
+        return _from_vector(signature, builder, context, builder.select(
+            at_slot, ir.Constant(lanes, [1.0] * width), ir.Constant(lanes, [0.0] * width)))
 
     return sig, codegen
 
@@ -46,6 +55,34 @@ def _tuple_map(signature, builder, context, element):
     return out
 
 
+def _vector(builder, tuple_value, n):
+    """A UniTuple of n floats as an LLVM <n x double>. Written on vectors, the arithmetic
+    becomes SIMD instructions without numba's SLP vectoriser, which numba leaves off
+    (numba PR #8852: miscompilations) for every function of the process."""
+    vector = ir.Constant(ir.VectorType(ir.DoubleType(), n), ir.Undefined)
+    for i in range(n):
+        vector = builder.insert_element(vector, builder.extract_value(tuple_value, i), _I32(i))
+    return vector
+
+
+def _from_vector(signature, builder, context, vector):
+    """The UniTuple of signature's return type holding the lanes of vector."""
+    return _tuple_map(signature, builder, context, lambda i: builder.extract_element(vector, _I32(i)))
+
+
+def _splat(builder, s, n, vector_type=None):
+    """<n x double> (or vector_type) with s in every lane."""
+    vector_type = ir.VectorType(ir.DoubleType(), n) if vector_type is None else vector_type
+    vector = builder.insert_element(ir.Constant(vector_type, ir.Undefined), s, _I32(0))
+    return _gather(builder, vector, [0] * n)
+
+
+def _gather(builder, vector, lanes):
+    """A vector of len(lanes) lanes whose lane k is vector's lane lanes[k]."""
+    return builder.shuffle_vector(vector, ir.Constant(vector.type, ir.Undefined),
+                                  ir.Constant(ir.VectorType(ir.IntType(32), len(lanes)), lanes))
+
+
 @intrinsic
 def tuple_scale(typingctx, s, a):
     """s · a for a float s and a UniTuple a."""
@@ -53,8 +90,11 @@ def tuple_scale(typingctx, s, a):
 
     def codegen(context, builder, signature, args):
         s, a = args
-        return _tuple_map(signature, builder, context,
-                          lambda i: builder.fmul(s, builder.extract_value(a, i)))
+        n = signature.return_type.count
+        if n == 0:
+            return args[1]
+        return _from_vector(signature, builder, context,
+                            builder.fmul(_splat(builder, s, n), _vector(builder, a, n)))
 
     return sig, codegen
 
@@ -104,8 +144,12 @@ def tuple_axpy(typingctx, s, a, t, b):
 
     def codegen(context, builder, signature, args):
         s, a, t, b = args
-        return _tuple_map(signature, builder, context, lambda i: builder.fadd(
-            builder.fmul(s, builder.extract_value(a, i)), builder.fmul(t, builder.extract_value(b, i))))
+        n = signature.return_type.count
+        if n == 0:
+            return a
+        return _from_vector(signature, builder, context, builder.fadd(
+            builder.fmul(_splat(builder, s, n), _vector(builder, a, n)),
+            builder.fmul(_splat(builder, t, n), _vector(builder, b, n))))
 
     return sig, codegen
 
@@ -128,10 +172,13 @@ def tuple_outer_axpy(typingctx, acc, s, b, c):
 
     def codegen(context, builder, signature, args):
         acc, s, b, c = args
+        if not pairs:
+            return acc
         # (s·b_i)·c_j: n1 products for s·b, then one product per entry instead of two
-        scaled = [builder.fmul(s, builder.extract_value(b, i)) for i in range(n1)]
-        return _tuple_map(signature, builder, context, lambda k: builder.fadd(
-            builder.extract_value(acc, k),
-            builder.fmul(scaled[pairs[k][0]], builder.extract_value(c, pairs[k][1]))))
+        scaled = builder.fmul(_splat(builder, s, n1), _vector(builder, b, n1))
+        products = builder.fmul(_gather(builder, scaled, [i for i, _ in pairs]),
+                                _gather(builder, _vector(builder, c, n2), [j for _, j in pairs]))
+        return _from_vector(signature, builder, context,
+                            builder.fadd(_vector(builder, acc, len(pairs)), products))
 
     return sig, codegen
