@@ -312,7 +312,9 @@ _OPERATORS = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "tru
 _MATH_SPELLINGS = {"arcsin": ("asin",), "arccos": ("acos",), "arctan": ("atan",),
                    "arctan2": ("atan2",), "arcsinh": ("asinh",), "arccosh": ("acosh",),
                    "arctanh": ("atanh",), "absolute": ("fabs",), "power": ("pow",),
-                   "remainder": ("fmod",), "deg2rad": ("radians",), "rad2deg": ("degrees",)}
+                   "deg2rad": ("radians",), "rad2deg": ("degrees",)}
+# Not math.fmod for remainder: fmod truncates (sign of x), remainder floors (sign of z), so
+# fmod(-5, 3) is -2 where remainder gives 1; with no fmod rule, math.fmod on duals raises.
 _SAME_IN_MATH = ("sin", "cos", "tan", "sinh", "cosh", "tanh", "exp", "expm1", "log2", "log10",
                  "log1p", "sqrt", "erf", "erfc", "floor", "ceil", "trunc", "hypot", "exp2", "cbrt")
 _COMPILED_VALUES = {"power": power_of, "erf": math.erf, "erfc": math.erfc}
