@@ -119,9 +119,15 @@ def _hessian_blocks(f, inputs, width, tag):
             comps = _scalar_output(out, tag, f, "hessian")
             if comps is None:
                 continue
-            hess = assign(hess, (slice(lo1, hi1), slice(lo2, hi2)), comps[2])
+            block = comps[2]
+            if lo2 == lo1:
+                # the upper triangle mirrored, as the compiled kernels' packed symmetric
+                # blocks: (s·b_i)·b_j and (s·b_j)·b_i can differ at an overflow (nan and 0)
+                upper = np.triu_indices(hi1 - lo1, 1)
+                block = assign(block, upper[::-1], block[upper])
+            hess = assign(hess, (slice(lo1, hi1), slice(lo2, hi2)), block)
             if lo2 != lo1:
-                hess = assign(hess, (slice(lo2, hi2), slice(lo1, hi1)), comps[2].T)
+                hess = assign(hess, (slice(lo2, hi2), slice(lo1, hi1)), block.T)
     return hess
 
 

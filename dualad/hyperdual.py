@@ -87,11 +87,13 @@ class HyperDual(ForwardNumber):
                 if second is None or ci is None or cj is None:
                     continue
                 s = second(*xs, y, first[0]) if rule.arity == 1 else second(*xs, y)
-                cross = _outer(ci[0], cj[1])
-                if i != j:
-                    cross = cross + _outer(cj[0], ci[1])
-                term = times(s, cross, 2)
-                sums[2] = term if sums[2] is None else sums[2] + term
+                # (s·b) ⊗ c, one outer product per term, added in turn: the compiled
+                # tuple_outer_axpy's order, so that both paths meet an overflow alike
+                # (s = -0 from 1/inf against b ⊗ c = inf is 0 there, not nan)
+                pairs = ((ci[0], cj[1]),) if i == j else ((ci[0], cj[1]), (cj[0], ci[1]))
+                for b, c in pairs:
+                    term = _outer(times(s, b, 1), c)
+                    sums[2] = term if sums[2] is None else sums[2] + term
         trailing = (n1, n2, n1 + n2)
         comps = tuple(fit(np.zeros(shape + t) if c is None else c, y, t, shape)
                       for c, t in zip(sums, trailing))

@@ -17,7 +17,7 @@ from numba.core import cgutils, types
 from numba.core.extending import intrinsic
 
 from .cache import overload, register_jitable
-from .intrinsics import is_negative_zero, tuple_with_first
+from .intrinsics import is_negative_zero, tuple_scale_nonzero, tuple_with_first
 from .types import DualType, make_active, make_dual
 
 __all__ = ["push", "one_operand", "two_operands", "constant", "passes_nothing", "primal_of",
@@ -93,8 +93,8 @@ def passes_nothing(later, earlier):
     before it; an adjoint and a node's weight) passes nothing on. Floats: later == 0 (a zero
     partial or adjoint passes nothing, even against an infinite factor, as the Python tape,
     where a zero cotangent contributes zero). Duals, as the Python tape on Duals: a zero value
-    whose tangents are zero too, or that meets a non-finite value (the Python tape's
-    np.where(c == 0, 0, partial · c) for non-finite partials)."""
+    whose tangents are zero too (a zero value with tangents meeting a non-finite value passes
+    those on: tangents_through)."""
     raise TypeError("dualad.jit.active.passes_nothing runs inside compiled code only")
 
 
@@ -104,14 +104,43 @@ def _passes_nothing(later, earlier):
         def dual(later, earlier):
             if later.value != 0.0:
                 return False
-            if not np.isfinite(primal_of(earlier)):
-                return True
             for t in later.partials:
                 if t != 0.0:
                     return False
             return True
         return dual
     return lambda later, earlier: later == 0.0
+
+
+def meets_non_finite(later, earlier):
+    """Whether later · earlier is a Dual of value 0 (with tangents) against a non-finite value,
+    which passes only its tangents on (tangents_through)."""
+    raise TypeError("dualad.jit.active.meets_non_finite runs inside compiled code only")
+
+
+@overload(meets_non_finite, inline="always")
+def _meets_non_finite(later, earlier):
+    if isinstance(later, DualType):
+        return lambda later, earlier: later.value == 0.0 and not np.isfinite(primal_of(earlier))
+    return lambda later, earlier: False
+
+
+def tangents_through(later, earlier):
+    """(0 + l̇·ε) · earlier where earlier's value e is not finite: value 0 and tangents l̇·e,
+    a zero lane passing nothing, as the Python tape's (0 + ċ·ε) · p (reverse/traced._times):
+    the value and 0 · ė are 0 by the convention that a zero passes nothing, the tangents
+    are not dropped (they had been: the forward-over-reverse Hessian of norm(x)**2 at x = 0
+    was 0 on both tapes, where it is 2·I and only nan can be given; 2026-11-29)."""
+    raise TypeError("dualad.jit.active.tangents_through runs inside compiled code only")
+
+
+@overload(tangents_through, inline="always")
+def _tangents_through(later, earlier):
+    if isinstance(later, DualType):
+        return lambda later, earlier: make_dual(
+            0.0, tuple_scale_nonzero(primal_of(earlier), later.partials))
+    # a float has no tangents (meets_non_finite is False): typed only, as the product
+    return lambda later, earlier: scaled(later, earlier)
 
 
 def primal_of(x):
@@ -130,8 +159,11 @@ def _primal_of(x):
 
 def scaled(partial, scale):
     """partial · scale, the scale (a product of partials, or the inputs' 1) multiplying as a
-    float where it has no tangent: the Python tape's chains start from a float cotangent 1.0,
-    so that 1 · (a partial whose tangent is inf) keeps the inf instead of adding inf · 0."""
+    float where it is one on the Python tape (float_like): its chains start from a float
+    cotangent 1.0, so that 1 · (a partial whose tangent is inf) keeps the inf instead of
+    adding inf · 0. A Dual scale whose tangents are zero (cos(x) where x's tangent is 0) is
+    a Dual there, and inf · 0 is nan as on the Python tape (found by the wrong-derivative
+    hunt: hvp of sin(x1)·exp(x0) at x0 = 800, v = (1, 0) was inf compiled, nan in Python)."""
     raise TypeError("dualad.jit.active.scaled runs inside compiled code only")
 
 
@@ -139,10 +171,9 @@ def scaled(partial, scale):
 def _scaled(partial, scale):
     if isinstance(scale, DualType):
         def dual(partial, scale):
-            for t in scale.partials:
-                if t != 0.0:
-                    return partial * scale
-            return make_dual(0.0, scale.partials) + partial * scale.value
+            if float_like(scale):
+                return make_dual(0.0, scale.partials) + partial * scale.value
+            return partial * scale
         return dual
     return lambda partial, scale: partial * scale
 
@@ -184,11 +215,13 @@ def times(partial, scale):
 @overload(times, jit_options={"forceinline": True})
 def _times(partial, scale):
     if not isinstance(scale, DualType):
-        return lambda partial, scale: 0.0 if passes_nothing(partial, scale) else scaled(partial, scale)
+        return lambda partial, scale: 0.0 if passes_nothing(partial, scale) else (
+            tangents_through(partial, scale) if meets_non_finite(partial, scale) else scaled(partial, scale))
     marks = not isinstance(partial, DualType)  # known here: a float partial keeps a mark
 
     def dual(partial, scale):
-        weight = 0.0 if passes_nothing(partial, scale) else scaled(partial, scale)
+        weight = 0.0 if passes_nothing(partial, scale) else (
+            tangents_through(partial, scale) if meets_non_finite(partial, scale) else scaled(partial, scale))
         # a select, not a branch (a branch here cost 25 % of an hvp at n = 100): a marked
         # scale has zero tangents, and so has the weight; + 0.0 clears a -0.0 made by arithmetic
         first = -0.0 if marks and float_like(scale) else weight.partials[0] + 0.0

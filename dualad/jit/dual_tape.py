@@ -13,7 +13,8 @@ Dual adjoints back, the adjoint's value being ∇f and its tangents H · (direct
                                         giving `chunk` columns
 
 As on the Python path's tape of Duals, a zero adjoint passes nothing on, an adjoint
-whose value is 0 passes nothing through a non-finite weight (active.passes_nothing), and a
+whose value is 0 passes only its tangents through a non-finite weight, each lane that is not
+0 (active.tangents_through), and a
 weight that is a float there (active.float_like) adds no ẇ · a, which would be 0 · inf = nan
 where the adjoint is not finite.
 """
@@ -128,9 +129,18 @@ def propagator(width, floats=False):
                 operand = np.uint64(nodes[at + np.uint64(side)])
                 w = at + np.uint64(2 + side * row)
                 weight = weights[w]
-                if a == 0.0 and not np.isfinite(weight):
-                    continue  # as the Python tape: a zero cotangent against an infinite partial
                 target = operand * np.uint64(row)
+                if a == 0.0 and not np.isfinite(weight):
+                    # as the Python tape: a zero cotangent against an infinite partial passes
+                    # nothing but its tangents, lane by lane (weight · ȧ where ȧ is not 0)
+                    if tangent:
+                        if floats and dual:
+                            duals[operand] = 1.0
+                        for k in range(1, row):
+                            t = adjoint[at_a + np.uint64(k)]
+                            if t != 0.0:
+                                adjoint[target + np.uint64(k)] += weight * t
+                    continue
                 adjoint[target] += weight * a
                 float_weight = floats and float_like_words(weights, w + np.uint64(1))
                 if floats and (dual or not float_weight):

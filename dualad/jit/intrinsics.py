@@ -4,6 +4,7 @@ element by element), and no operation on a scalar dual allocates.
 
     unit_tuple(slot, n)          (0, ..., 1 at slot, ..., 0)
     tuple_scale(s, a)            s · a
+    tuple_scale_nonzero(s, a)    s · a lane by lane, 0 where a's lane is 0 (even if s is inf)
     tuple_zero(a)                zeros like a (not 0 · a, nan where a holds inf)
     tuple_axpy(s, a, t, b)       s · a + t · b
     tuple_outer_axpy(acc, s, b, c)  acc + s · (b ⊗ c), full or packed upper triangle
@@ -16,7 +17,7 @@ from numba.core.extending import intrinsic
 
 _I32 = ir.IntType(32)
 
-__all__ = ["unit_tuple", "tuple_scale", "tuple_zero", "tuple_axpy", "tuple_outer_axpy",
+__all__ = ["unit_tuple", "tuple_scale", "tuple_scale_nonzero", "tuple_zero", "tuple_axpy", "tuple_outer_axpy",
            "packed_size"]
 
 
@@ -95,6 +96,26 @@ def tuple_scale(typingctx, s, a):
             return args[1]
         return _from_vector(signature, builder, context,
                             builder.fmul(_splat(builder, s, n), _vector(builder, a, n)))
+
+    return sig, codegen
+
+
+@intrinsic
+def tuple_scale_nonzero(typingctx, s, a):
+    """s · a where a's lane is not 0 (nan included), 0 where it is: a zero passes nothing
+    through an infinite s (the tapes' convention for a cotangent's tangents)."""
+    sig = a(types.float64, a)
+
+    def codegen(context, builder, signature, args):
+        s, a = args
+        n = signature.return_type.count
+        if n == 0:
+            return a
+        lanes = _vector(builder, a, n)
+        zero = ir.Constant(lanes.type, None)
+        return _from_vector(signature, builder, context, builder.select(
+            builder.fcmp_unordered("!=", lanes, zero),
+            builder.fmul(_splat(builder, s, n), lanes), zero))
 
     return sig, codegen
 

@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from ..number import ArrayLike, assign, from_objects, is_layer, leader_of, primal
+from ..number import ArrayLike, ForwardNumber, assign, from_objects, is_layer, leader_of, primal
 from .tape import Scattered, scatter_add, set_entries, unbroadcast
 
 __all__ = ["Traced", "leaf", "value_and_node", "record", "selection", "FUNCTIONS"]
@@ -227,7 +227,29 @@ def _times(partial, c, finite=True):
     if finite:
         return partial * c
     with np.errstate(invalid="ignore"):
-        return np.where((c == 0) & ~np.isfinite(primal(partial)), 0.0, partial * c)
+        zero = (c == 0) & ~np.isfinite(primal(partial))
+        product = partial * c
+        if _first_order_dual(c) and _first_order_dual(product) and product.tag == c.tag:
+            # a cotangent 0 + ċ·ε (forward-over-reverse) still passes its tangents: (ċ·p)·ε,
+            # lane by lane, a zero lane passing nothing. Dropping them had made the Hessian of
+            # norm(x)**2 at x = 0 zero, where it is 2·I and each mode can only give nan
+            # (sqrt's inf partial meets the nan tangent of 2·norm; wrong-derivative hunt,
+            # 2026-11-29). The value and ṗ·c are 0 by the convention above.
+            p = np.asarray(primal(partial))[..., None]
+            lanes = np.where(c.components[0] == 0, 0.0, c.components[0] * p)
+            zero = np.broadcast_to(zero, product.value.shape)
+            partials, = product.components
+            return type(product)._make(
+                np.where(zero, 0.0, product.value),
+                (np.where(zero[..., None], np.broadcast_to(lanes, partials.shape), partials),),
+                product.tag)
+        return np.where(zero, 0.0, product)
+
+
+def _first_order_dual(x):
+    """Whether x is a Dual (a forward number of one component, its partials) whose value is
+    plain floats."""
+    return isinstance(x, ForwardNumber) and len(x.components) == 1 and not is_layer(x.value)
 
 
 def selection(fn, operands, tape, may_view=False):

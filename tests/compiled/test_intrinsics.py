@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dualad.jit.intrinsics import (packed_size, tuple_axpy, tuple_outer_axpy, tuple_scale,
-                                   unit_tuple)
+                                   tuple_scale_nonzero, unit_tuple)
 
 SPECIAL = np.array([0.0, -0.0, 1.5, -2.25, np.inf, -np.inf, np.nan, 1e308, 5e-324, 3.0])
 
@@ -33,6 +33,11 @@ def _scale(s, a):
 
 
 @numba.njit
+def _scale_nonzero(s, a):
+    return tuple_scale_nonzero(s, a)
+
+
+@numba.njit
 def _axpy(s, a, t, b):
     return tuple_axpy(s, a, t, b)
 
@@ -53,6 +58,8 @@ def test_scale_and_axpy_lane_by_lane(n, s):
     a, b = lanes(n, 0), lanes(n, 3)
     same_bits(_scale(s, a), [s * x for x in a])
     same_bits(_axpy(s, a, -1.5, b), [s * x + -1.5 * y for x, y in zip(a, b)])
+    # a zero lane (either sign) passes nothing, also against s = inf or nan; nan lanes do
+    same_bits(_scale_nonzero(s, a), [0.0 if x == 0.0 else s * x for x in a])
 
 
 @pytest.mark.parametrize("n1, n2", [(1, 1), (3, 2), (4, 4), (5, 5)])

@@ -23,6 +23,8 @@ def kernel(name):
             "binary value_and_grad": lambda: dualad.value_and_grad(BINARY_F, mode="forward"),
             "binary grad reverse": lambda: dualad.grad(BINARY_F, mode="reverse"),
             "binary hessian": lambda: dualad.hessian(BINARY_F),
+            "binary hessian over reverse": lambda: dualad.hessian(BINARY_F, mode="forward-over-reverse"),
+            "binary hvp over reverse": lambda: dualad.hvp(BINARY_F, mode="forward-over-reverse"),
         }[name]()
     return KERNELS[name]
 
@@ -48,6 +50,22 @@ def test_compiled_gradient_and_hessian_kernels_match_the_python_path(expr, x, va
     with np.errstate(all="ignore"):
         reverse = dualad.grad(BINARY_F, mode="reverse", jit=False)(x, k)
     assert same(kernel("binary grad reverse")(x, k), reverse), (expr, x, reverse)
+
+
+@pytest.mark.parametrize("expr, x, value, gradient, hessian", BINARY)
+def test_compiled_forward_over_reverse_matches_the_python_tape(expr, x, value, gradient, hessian):
+    """Hessians and hvps along each axis (a tangent that is 0 in one input) by forward over
+    reverse: the compiled tape's numbers are the Python tape's, inf and nan included."""
+    k, x = BINARY_EXPRS.index(expr), np.array(x)
+    with np.errstate(all="ignore"):
+        expected = dualad.hessian(BINARY_F, mode="forward-over-reverse", jit=False)(x, k)
+        products = [dualad.hvp(BINARY_F, mode="forward-over-reverse", jit=False)(x, v, k)
+                    for v in np.eye(2)]
+    got = kernel("binary hessian over reverse")(x, k)
+    assert same(got, expected), (expr, x, got, expected)
+    for v, product in zip(np.eye(2), products):
+        got = kernel("binary hvp over reverse")(x, v, k)
+        assert same(got, product), (expr, x, v, got, product)
 
 
 @pytest.mark.parametrize("name, x", [
