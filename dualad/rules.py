@@ -216,6 +216,12 @@ _binary("remainder", np.remainder,
         {(0, 0): None, (0, 1): None, (1, 1): None}, ufunc=np.remainder,
         note="x % z = x - z·floor(x/z); the jumps where x/z is an integer take the right limit.")
 
+_binary("fmod", np.fmod,
+        (lambda x, z, y: 1.0, lambda x, z, y: -np.trunc(x / z)),
+        {(0, 0): None, (0, 1): None, (1, 1): None}, ufunc=np.fmod,
+        note="fmod(x, z) = x - z·trunc(x/z), the sign of x (C's fmod, math.fmod); ∂/∂z is "
+             "-trunc(x/z) (JAX's rem), the jumps where x/z is an integer included.")
+
 _binary("floor_divide", np.floor_divide, (None, None),
         {(0, 0): None, (0, 1): None, (1, 1): None}, ufunc=np.floor_divide,
         note="Piecewise constant: derivative 0, at the jumps too (JAX).")
@@ -313,10 +319,11 @@ _MATH_SPELLINGS = {"arcsin": ("asin",), "arccos": ("acos",), "arctan": ("atan",)
                    "arctan2": ("atan2",), "arcsinh": ("asinh",), "arccosh": ("acosh",),
                    "arctanh": ("atanh",), "absolute": ("fabs",), "power": ("pow",),
                    "deg2rad": ("radians",), "rad2deg": ("degrees",)}
-# Not math.fmod for remainder: fmod truncates (sign of x), remainder floors (sign of z), so
-# fmod(-5, 3) is -2 where remainder gives 1; with no fmod rule, math.fmod on duals raises.
+# math.fmod is fmod, not remainder: fmod truncates (sign of x), remainder floors (sign of
+# z), so fmod(-5, 3) is -2 where remainder gives 1.
 _SAME_IN_MATH = ("sin", "cos", "tan", "sinh", "cosh", "tanh", "exp", "expm1", "log2", "log10",
-                 "log1p", "sqrt", "erf", "erfc", "floor", "ceil", "trunc", "hypot", "exp2", "cbrt")
+                 "log1p", "sqrt", "erf", "erfc", "floor", "ceil", "trunc", "hypot", "exp2", "cbrt",
+                 "fmod")
 _COMPILED_VALUES = {"power": power_of, "erf": math.erf, "erfc": math.erfc}
 for _name, _rule in RULES.items():
     RULES[_name] = replace(

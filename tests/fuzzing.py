@@ -146,11 +146,12 @@ def _binary_ok(name, a, b):
         return bool(np.all(np.abs(b) > MARGIN)), ()
     if name in ("maximum", "minimum"):
         return bool(np.all(np.abs(a - b) > MARGIN)), tuple(a > b)
-    if name in ("remainder", "floor_divide"):
+    if name in ("remainder", "fmod", "floor_divide"):
         if not np.all(np.abs(b) > MARGIN):
             return False, ()
         q = a / b
-        return _away(q, _integer) and bool(np.all(np.abs(b) > 0.2)), tuple(np.floor(q))
+        whole = np.trunc(q) if name == "fmod" else np.floor(q)
+        return _away(q, _integer) and bool(np.all(np.abs(b) > 0.2)), tuple(whole)
     if name in ("arctan2", "hypot"):
         return bool(np.all(np.hypot(a, b) > MARGIN)), ()
     return True, ()
