@@ -211,13 +211,23 @@ _binary("minimum", np.minimum,
         (_balanced, lambda x, z, y: _balanced(z, x, y)),
         {(0, 0): None, (0, 1): None, (1, 1): None}, ufunc=np.minimum,
         note="Ties split the derivative 0.5/0.5 (JAX). A nan argument gets derivative 0.")
+@helper
+def _whole_quotient(x, z, y):
+    # k in y = x - k·z, from the value NumPy computed: floor(x/z) (or trunc) can round to the
+    # next integer where the exact quotient is just below it (1 % 0.1 is 0.0999…, k = 9,
+    # while 1 / 0.1 rounds to 10.0: ∂/∂z was -10 against the value's -9; helper hunt,
+    # 2026-11-29)
+    return np.rint((x - y) / z)
+
+
 _binary("remainder", np.remainder,
-        (lambda x, z, y: 1.0, lambda x, z, y: -np.floor(x / z)),
+        (lambda x, z, y: 1.0, lambda x, z, y: -_whole_quotient(x, z, y)),
         {(0, 0): None, (0, 1): None, (1, 1): None}, ufunc=np.remainder,
-        note="x % z = x - z·floor(x/z); the jumps where x/z is an integer take the right limit.")
+        note="x % z = x - z·floor(x/z); ∂/∂z = -k for the k of the value computed, so "
+             "the jumps where x/z is an integer take the right limit.")
 
 _binary("fmod", np.fmod,
-        (lambda x, z, y: 1.0, lambda x, z, y: -np.trunc(x / z)),
+        (lambda x, z, y: 1.0, lambda x, z, y: -_whole_quotient(x, z, y)),
         {(0, 0): None, (0, 1): None, (1, 1): None}, ufunc=np.fmod,
         note="fmod(x, z) = x - z·trunc(x/z), the sign of x (C's fmod, math.fmod); ∂/∂z is "
              "-trunc(x/z) (JAX's rem), the jumps where x/z is an integer included.")

@@ -295,3 +295,19 @@ def test_nan_and_inf_propagate_and_never_raise(name, bad):
             return
     np.testing.assert_array_equal(out.value, expected)
     np.testing.assert_array_equal(out_h.value, expected_h)
+
+
+@pytest.mark.parametrize("ufunc", [np.remainder, np.fmod])
+@pytest.mark.parametrize("x, z", [(1.0, 0.1), (7.0, 0.7), (-1.0, 0.1), (1.0, 0.3), (2.5, -0.1),
+                                  (5.0, 0.5), (1e3, 0.01)])
+def test_remainder_derivative_follows_the_branch_of_the_computed_value(ufunc, x, z):
+    """d/dz (x mod z) = -k for the k of the value NumPy computed, y = x - k·z: x/z can round
+    to the next integer where the exact quotient is just below it (1 / 0.1 is 10.0, while
+    1 % 0.1 is 0.0999…, the k = 9 branch), and -floor(x/z) gave -10 there against the
+    slope -9 of every point beside it on that branch."""
+    f = lambda t: ufunc(x, t)  # noqa: E731
+    got = dualad.derivative(f)(z)
+    h = 1e-12 * abs(z)
+    sides = [(f(z + h) - f(z)) / h, (f(z) - f(z - h)) / h]  # the branch continues on one side
+    assert any(abs(got - s) <= 1e-2 * max(1.0, abs(got)) for s in sides), (got, sides)
+    assert dualad.grad(lambda v: ufunc(x, v[0]), mode="reverse")(np.array([z]))[0] == got
