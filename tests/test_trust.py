@@ -444,3 +444,25 @@ def test_compiled_forward_over_reverse_at_a_zero_cotangent_with_tangents_is_nan_
             if name != "auto":
                 assert np.array_equal(result, python[name], equal_nan=True), (f.__name__, n, name)
             assert np.all(np.isnan(result[:2])), (f.__name__, n, name, result)
+
+
+# ---- an f that raises after recording much: the exception, not a crash (2026-11-29) --------------
+def _raises_after_inverse(x):
+    s = np.sum(np.linalg.inv(x.reshape(2, 2) + 5.0 * np.eye(2)))
+    if x[0] == 0.0:
+        raise ValueError("x0 is zero")
+    return s
+
+
+@pytest.mark.compiled
+def test_compiled_reverse_modes_pass_on_an_exception_raised_after_a_long_recording():
+    """Compiled reverse mode reruns a raising f outside its try so that the caller gets f's
+    exception; that run's tape header was freed before f ran (numba frees an array after its
+    last use), so f recorded through a dangling pointer: a segfault with np.linalg.inv."""
+    f = numba.njit(_raises_after_inverse)
+    for transform in (dualad.grad(f, mode="reverse"), dualad.hessian(f, mode="forward-over-reverse")):
+        for _ in range(3):
+            with pytest.raises(ValueError, match="x0 is zero"):
+                transform(np.zeros(4))
+    np.testing.assert_allclose(dualad.grad(f, mode="reverse")(np.ones(4)),
+                               dualad.grad(_raises_after_inverse, mode="reverse")(np.ones(4)))

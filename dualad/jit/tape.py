@@ -251,6 +251,13 @@ def _seed_actives(flat, extra, header):
     return seed(flat, header)
 
 
+@register_jitable
+def keep_alive(array):
+    """Nothing: a use of `array` that numba's reference counting sees, so that the array is
+    not freed before this point (its address may be held as a plain integer)."""
+    return array.size
+
+
 def recorder(f, finish, seeder=_seed_actives, width=0, checked=None):
     """An njit function (x, extra, cotangent, args) that records f(x, *args) on the tape,
     then returns finish(nodes, size, f's output, n_in, adjoint scratch, x, cotangent).
@@ -301,6 +308,12 @@ def recorder(f, finish, seeder=_seed_actives, width=0, checked=None):
                     nodes = np.empty(0, np.int64)
                 header[0], header[1] = n_in, 0
                 out = f(*((prepare(x, seeder(flat, extra, address_of(header)), args),) + args))
+                # header must outlive f's run: numba frees an array after its last use in this
+                # function, and f's actives hold its address as a plain integer. Without this
+                # use, the header of this run was freed before f ran, and f's nodes went to
+                # wherever the freed words pointed (a segfault in np.linalg.inv's recording
+                # when f raised after it; wrong-derivative hunt, 2026-11-29)
+                keep_alive(header)
                 raise RuntimeError("the differentiated function raised an exception on one run and "
                                    "not on the next with the same arguments: compiled reverse "
                                    "mode needs a deterministic function")
