@@ -211,6 +211,8 @@ _binary("minimum", np.minimum,
         (_balanced, lambda x, z, y: _balanced(z, x, y)),
         {(0, 0): None, (0, 1): None, (1, 1): None}, ufunc=np.minimum,
         note="Ties split the derivative 0.5/0.5 (JAX). A nan argument gets derivative 0.")
+
+
 @helper
 def _whole_quotient(x, z, y):
     # k in y = x - k·z, from the value NumPy computed: floor(x/z) (or trunc) can round to the
@@ -229,8 +231,9 @@ _binary("remainder", np.remainder,
 _binary("fmod", np.fmod,
         (lambda x, z, y: 1.0, lambda x, z, y: -_whole_quotient(x, z, y)),
         {(0, 0): None, (0, 1): None, (1, 1): None}, ufunc=np.fmod,
-        note="fmod(x, z) = x - z·trunc(x/z), the sign of x (C's fmod, math.fmod); ∂/∂z is "
-             "-trunc(x/z) (JAX's rem), the jumps where x/z is an integer included.")
+        note="fmod(x, z) = x - z·trunc(x/z), the sign of x (C's fmod, math.fmod); ∂/∂z = -k "
+             "for the k of the value computed (JAX's rem: -trunc(x/z)), the jumps where x/z "
+             "is an integer included.")
 
 _binary("floor_divide", np.floor_divide, (None, None),
         {(0, 0): None, (0, 1): None, (1, 1): None}, ufunc=np.floor_divide,

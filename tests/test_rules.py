@@ -31,7 +31,8 @@ REFERENCE = {
     "remainder": (lambda x, z: x - z * mp.floor(x / z),
                   lambda x, z: abs(z) > 1e-2 and 1e-6 < (x / z) % 1 < 1 - 1e-6),
     # not mp.fmod, which takes the sign of z as Python's %
-    "fmod": (lambda x, z: x - z * (mp.floor(x / z) if x / z >= 0 else mp.ceil(x / z)), lambda x, z: abs(z) > 1e-2 and 1e-6 < abs(x / z) % 1 < 1 - 1e-6),
+    "fmod": (lambda x, z: x - z * (mp.floor(x / z) if x / z >= 0 else mp.ceil(x / z)),
+             lambda x, z: abs(z) > 1e-2 and 1e-6 < abs(x / z) % 1 < 1 - 1e-6),
     "floor_divide": (lambda x, z: mp.floor(x / z), lambda x, z: abs(z) > 1e-2),
     # away from the origin and from the branch cut (y = 0, x < 0), where mpmath's
     # numerical derivative would straddle the jump from π to -π

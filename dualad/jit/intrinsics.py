@@ -17,8 +17,8 @@ from numba.core.extending import intrinsic
 
 _I32 = ir.IntType(32)
 
-__all__ = ["unit_tuple", "tuple_scale", "tuple_scale_nonzero", "tuple_zero", "tuple_axpy", "tuple_outer_axpy",
-           "packed_size"]
+__all__ = ["unit_tuple", "tuple_scale", "tuple_scale_nonzero", "tuple_zero", "tuple_axpy",
+           "tuple_outer_axpy", "packed_size"]
 
 
 def packed_size(n):
