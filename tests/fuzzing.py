@@ -748,6 +748,18 @@ def numba_as_numpy(b, x):
         np.isclose(compiled, python, rtol=AD_RTOL, atol=0.0) | np.isnan(python))
 
 
+def comparable(b, x, per_row):
+    """agree's rows at x: every row at the batch's smooth input; elsewhere the rows whose
+    compiled value is NumPy's (numba_as_numpy), or for small(x) (per_row False) all of them
+    if its programs' values are, else none (False)."""
+    if x is b.x:
+        return None
+    rows = numba_as_numpy(b, x)
+    if per_row:
+        return rows
+    return None if rows[:HESSIAN_SIZE].all() else False
+
+
 def agree(messages, b, what, x, got_thunk, expected_thunk, per_row, rows=None):
     """Compiled against Python: equal to AD_RTOL of the scale (per row for Jacobians), with
     inf and nan in the same places; an exception on one side only is a disagreement. rows:
