@@ -250,7 +250,9 @@ def _compiled_hessian_decision(f, args, argnums, n_in, ops, floats):
     over = recordings * COMPILED_DUAL_PASS
     costs = {"forward": hyper, "forward-over-reverse": over}
     if n_in <= kernels.ONE_PASS:
-        mode, why = "forward", f"one symmetric HyperDual block of {kernels.ONE_PASS} holds all N inputs"
+        inside = kernels.ONE_PASS if kernels.compiled_takes_one_pass(n_in) else width
+        mode, why = "forward", (f"one symmetric HyperDual block holds all N inputs (of "
+                                f"{kernels.chunk_for(n_in)} from Python, of {inside} inside njit code)")
     elif f is not None and not _records_on_tape(f, args, argnums):
         mode, why = "forward", "f does not compile onto the compiled tape"
     else:

@@ -205,7 +205,7 @@ def _hessian_inside(x, counts):
     return HESS_AUTO(x, counts)
 
 
-@pytest.mark.parametrize("n", [4, 10, 16, 200])
+@pytest.mark.parametrize("n", [4, 8, 9, 10, 16, 200])
 def test_compiled_auto_hessian_picks_what_choose_hessian_mode_explains(n):
     x = np.linspace(0.1, 1.0, n)
     decision = dualad.choose_hessian_mode(_counted, x, np.zeros(1, np.int64))
@@ -225,6 +225,11 @@ def test_compiled_auto_hessian_picks_what_choose_hessian_mode_explains(n):
         assert decision.mode == "forward-over-reverse"
     if n <= dualad.jit.kernels.ONE_PASS:
         assert decision.mode == "forward"
+        # inside njit code both one-block widths compile; n <= DEFAULT_CHUNK takes the narrower
+        kernels = dualad.jit.kernels
+        inside = kernels.ONE_PASS if n > kernels.DEFAULT_CHUNK else kernels.DEFAULT_CHUNK
+        assert kernels.compiled_takes_one_pass(n) == (inside == kernels.ONE_PASS)
+        assert f"of {inside} inside njit code" in decision.reason, decision.reason
 
 
 def test_compiled_auto_hvp_is_forward_within_one_chunk_else_forward_over_reverse():
