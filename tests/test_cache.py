@@ -363,8 +363,7 @@ def test_dualads_compiled_names_never_meet_another_processs():
 def test_own_entries_are_keyed_by_dualads_fingerprint_and_the_closure(tmp_path, monkeypatch):
     import numba
 
-    from dualad.jit import cache, overloads
-    from dualad.jit.types import DualType
+    from dualad.jit import cache, lowered, overloads
     from dualad.rules import RULES
 
     monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path))
@@ -382,8 +381,9 @@ def test_own_entries_are_keyed_by_dualads_fingerprint_and_the_closure(tmp_path, 
     monkeypatch.setattr(cache, "_dualad_fingerprint", lambda: "another version of dualad")
     assert not loaded()
     # one generated closure per rule: the key tells them apart by what they close over
-    pair = (DualType(2), DualType(2))
-    add, multiply = (overloads._binary_scalar(RULES[name])(*pair) for name in ("add", "multiply"))
+    add, multiply = (lowered._binary_first(overloads.value_fn(RULES[name]),
+                                           *(overloads.compiled_partial(p, 2) for p in RULES[name].first))
+                     for name in ("add", "multiply"))
     assert add.__qualname__ == multiply.__qualname__
     assert cache.identity(add, _own=True) != cache.identity(multiply, _own=True)
     # a function that is not dualad's (a user's primitive) gets no own cache

@@ -42,16 +42,16 @@ def unit_tuple(typingctx, slot, n):
         at_slot = builder.icmp_signed("==", _splat(builder, args[0], width, slots),
                                       ir.Constant(slots, list(range(width))))
         lanes = ir.VectorType(ir.DoubleType(), width)
-        return _from_vector(signature, builder, context, builder.select(
+        return _from_vector(signature.return_type, builder, context, builder.select(
             at_slot, ir.Constant(lanes, [1.0] * width), ir.Constant(lanes, [0.0] * width)))
 
     return sig, codegen
 
 
-def _tuple_map(signature, builder, context, element):
-    """A new UniTuple whose element i is element(i)."""
-    out = cgutils.get_null_value(context.get_value_type(signature.return_type))
-    for i in range(signature.return_type.count):
+def _tuple_map(tuple_type, builder, context, element):
+    """A new UniTuple of tuple_type whose element i is element(i)."""
+    out = cgutils.get_null_value(context.get_value_type(tuple_type))
+    for i in range(tuple_type.count):
         out = builder.insert_value(out, element(i), i)
     return out
 
@@ -66,9 +66,9 @@ def _vector(builder, tuple_value, n):
     return vector
 
 
-def _from_vector(signature, builder, context, vector):
-    """The UniTuple of signature's return type holding the lanes of vector."""
-    return _tuple_map(signature, builder, context, lambda i: builder.extract_element(vector, _I32(i)))
+def _from_vector(tuple_type, builder, context, vector):
+    """The UniTuple of tuple_type holding the lanes of vector."""
+    return _tuple_map(tuple_type, builder, context, lambda i: builder.extract_element(vector, _I32(i)))
 
 
 def _splat(builder, s, n, vector_type=None):
@@ -90,14 +90,18 @@ def tuple_scale(typingctx, s, a):
     sig = a(types.float64, a)
 
     def codegen(context, builder, signature, args):
-        s, a = args
-        n = signature.return_type.count
-        if n == 0:
-            return args[1]
-        return _from_vector(signature, builder, context,
-                            builder.fmul(_splat(builder, s, n), _vector(builder, a, n)))
+        return scale(context, builder, signature.return_type, *args)
 
     return sig, codegen
+
+
+def scale(context, builder, tuple_type, s, a):
+    """The code of tuple_scale: s · a, a of tuple_type."""
+    n = tuple_type.count
+    if n == 0:
+        return a
+    return _from_vector(tuple_type, builder, context,
+                        builder.fmul(_splat(builder, s, n), _vector(builder, a, n)))
 
 
 @intrinsic
@@ -113,7 +117,7 @@ def tuple_scale_nonzero(typingctx, s, a):
             return a
         lanes = _vector(builder, a, n)
         zero = ir.Constant(lanes.type, None)
-        return _from_vector(signature, builder, context, builder.select(
+        return _from_vector(signature.return_type, builder, context, builder.select(
             builder.fcmp_unordered("!=", lanes, zero),
             builder.fmul(_splat(builder, s, n), lanes), zero))
 
@@ -127,7 +131,7 @@ def tuple_zero(typingctx, a):
 
     def codegen(context, builder, signature, args):
         zero = context.get_constant(types.float64, 0.0)
-        return _tuple_map(signature, builder, context, lambda i: zero)
+        return _tuple_map(signature.return_type, builder, context, lambda i: zero)
 
     return sig, codegen
 
@@ -164,15 +168,19 @@ def tuple_axpy(typingctx, s, a, t, b):
     sig = a(types.float64, a, types.float64, b)
 
     def codegen(context, builder, signature, args):
-        s, a, t, b = args
-        n = signature.return_type.count
-        if n == 0:
-            return a
-        return _from_vector(signature, builder, context, builder.fadd(
-            builder.fmul(_splat(builder, s, n), _vector(builder, a, n)),
-            builder.fmul(_splat(builder, t, n), _vector(builder, b, n))))
+        return axpy(context, builder, signature.return_type, *args)
 
     return sig, codegen
+
+
+def axpy(context, builder, tuple_type, s, a, t, b):
+    """The code of tuple_axpy: s · a + t · b, a and b of tuple_type."""
+    n = tuple_type.count
+    if n == 0:
+        return a
+    return _from_vector(tuple_type, builder, context, builder.fadd(
+        builder.fmul(_splat(builder, s, n), _vector(builder, a, n)),
+        builder.fmul(_splat(builder, t, n), _vector(builder, b, n))))
 
 
 
@@ -182,24 +190,34 @@ def tuple_outer_axpy(typingctx, acc, s, b, c):
 
     The layout follows from the lengths (they coincide only for n = 1, where both agree).
     """
-    n1, n2 = b.count, c.count
-    if acc.count == n1 * n2:
-        pairs = [(i, j) for i in range(n1) for j in range(n2)]
-    elif n1 == n2 and acc.count == packed_size(n1):
-        pairs = [(i, j) for i in range(n1) for j in range(i, n1)]
-    else:
-        raise TypingError(f"tuple_outer_axpy: {acc.count} entries fit neither {n1}×{n2} nor packed")
+    outer_pairs(acc, b, c)  # a TypingError where the lengths fit no layout
     sig = acc(acc, types.float64, b, c)
 
     def codegen(context, builder, signature, args):
-        acc, s, b, c = args
-        if not pairs:
-            return acc
-        # (s·b_i)·c_j: n1 products for s·b, then one product per entry instead of two
-        scaled = builder.fmul(_splat(builder, s, n1), _vector(builder, b, n1))
-        products = builder.fmul(_gather(builder, scaled, [i for i, _ in pairs]),
-                                _gather(builder, _vector(builder, c, n2), [j for _, j in pairs]))
-        return _from_vector(signature, builder, context,
-                            builder.fadd(_vector(builder, acc, len(pairs)), products))
+        acc_type, _, b_type, c_type = signature.args
+        return outer_axpy(context, builder, acc_type, b_type, c_type, *args)
 
     return sig, codegen
+
+
+def outer_pairs(acc_type, b_type, c_type):
+    """The (i, j) of each entry of acc: all of b ⊗ c row-major, or its packed upper triangle."""
+    n1, n2 = b_type.count, c_type.count
+    if acc_type.count == n1 * n2:
+        return [(i, j) for i in range(n1) for j in range(n2)]
+    if n1 == n2 and acc_type.count == packed_size(n1):
+        return [(i, j) for i in range(n1) for j in range(i, n1)]
+    raise TypingError(f"tuple_outer_axpy: {acc_type.count} entries fit neither {n1}×{n2} nor packed")
+
+
+def outer_axpy(context, builder, acc_type, b_type, c_type, acc, s, b, c):
+    """The code of tuple_outer_axpy: acc + s · (b ⊗ c)."""
+    pairs = outer_pairs(acc_type, b_type, c_type)
+    if not pairs:
+        return acc
+    # (s·b_i)·c_j: n1 products for s·b, then one product per entry instead of two
+    scaled = builder.fmul(_splat(builder, s, b_type.count), _vector(builder, b, b_type.count))
+    products = builder.fmul(_gather(builder, scaled, [i for i, _ in pairs]),
+                            _gather(builder, _vector(builder, c, c_type.count), [j for _, j in pairs]))
+    return _from_vector(acc_type, builder, context,
+                        builder.fadd(_vector(builder, acc, len(pairs)), products))

@@ -25,7 +25,7 @@ from numba.core.errors import NumbaError, TypingError
 from .. import rules
 from ..primitives import subscribe
 from ..rules import RULES
-from . import cache, tracer
+from . import cache, lowered, tracer
 from .active import constant, one_operand, two_operands
 from .cache import overload, register_jitable
 from .types import (ARRAYS, NUMBER, ActiveType, DualArrayType, DualMatrixType, DualTensorType, DualType,
@@ -177,21 +177,10 @@ def _compiled_second(rule, key):
 
 
 # ---- scalar duals and hyper-duals ------------------------------------------------------------------
-def _unary_scalar(rule):
-    value, d = value_fn(rule), compiled_partial(rule.first[0], 1)
-    has2, d2 = _compiled_second(rule, (0, 0))
-
-    def dual(x):
-        y = float(value(x.value))
-        return make_dual(y, tuple_scale(d(x.value, y), x.partials))
-
-    def hyper(x):
-        y = float(value(x.value))
-        slope = d(x.value, y)
-        eps12 = tuple_scale(slope, x.eps12)
-        if has2:  # a constant: numba prunes the branch for rules with f'' = 0
-            eps12 = tuple_outer_axpy(eps12, d2(x.value, y, slope), x.eps1, eps2_of(x))
-        return rebuild(x, y, tuple_scale(slope, x.eps1), tuple_scale(slope, eps2_of(x)), eps12)
+def _unary_scalar(rule, first):
+    """The unary rule's overload on the tape's actives and on tracers (Dual and HyperDual:
+    lowered.py); first: its compiled partial."""
+    value, (d,) = value_fn(rule), first
 
     def on_tape(d):
         def active(x):
@@ -210,10 +199,6 @@ def _unary_scalar(rule):
         return use(float(value(x.value)), x)
 
     def choose(x):
-        if isinstance(x, DualType):
-            return dual
-        if isinstance(x, HyperDualType):
-            return hyper
         if isinstance(x, TracerType):  # before ActiveType, its base
             return traced
         if isinstance(x, ActiveType):
@@ -223,54 +208,10 @@ def _unary_scalar(rule):
     return choose
 
 
-def _binary_scalar(rule):
-    value = value_fn(rule)
-    dx, dz = compiled_partial(rule.first[0], 2), compiled_partial(rule.first[1], 2)
-    (hxx, sxx), (hxz, sxz), (hzz, szz) = (_compiled_second(rule, key) for key in ((0, 0), (0, 1), (1, 1)))
-
-    def both(a, b):
-        y = float(value(a.value, b.value))
-        return make_dual(y, tuple_axpy(dx(a.value, b.value, y), a.partials,
-                                       dz(a.value, b.value, y), b.partials))
-
-    def left(a, b):
-        y = float(value(a.value, b))
-        return make_dual(y, tuple_scale(dx(a.value, b, y), a.partials))
-
-    def right(a, b):
-        y = float(value(a, b.value))
-        return make_dual(y, tuple_scale(dz(a, b.value, y), b.partials))
-
-    def hyper_both(a, b):
-        av, bv = a.value, b.value
-        y = float(value(av, bv))
-        sa, sb = dx(av, bv, y), dz(av, bv, y)
-        a2, b2 = eps2_of(a), eps2_of(b)
-        eps12 = tuple_axpy(sa, a.eps12, sb, b.eps12)
-        if hxx:
-            eps12 = tuple_outer_axpy(eps12, sxx(av, bv, y), a.eps1, a2)
-        if hxz:
-            cross = sxz(av, bv, y)
-            eps12 = tuple_outer_axpy(tuple_outer_axpy(eps12, cross, a.eps1, b2), cross, b.eps1, a2)
-        if hzz:
-            eps12 = tuple_outer_axpy(eps12, szz(av, bv, y), b.eps1, b2)
-        return rebuild(a, y, tuple_axpy(sa, a.eps1, sb, b.eps1), tuple_axpy(sa, a2, sb, b2), eps12)
-
-    def hyper_left(a, b):
-        y = float(value(a.value, b))
-        sa = dx(a.value, b, y)
-        eps12 = tuple_scale(sa, a.eps12)
-        if hxx:
-            eps12 = tuple_outer_axpy(eps12, sxx(a.value, b, y), a.eps1, eps2_of(a))
-        return rebuild(a, y, tuple_scale(sa, a.eps1), tuple_scale(sa, eps2_of(a)), eps12)
-
-    def hyper_right(a, b):
-        y = float(value(a, b.value))
-        sb = dz(a, b.value, y)
-        eps12 = tuple_scale(sb, b.eps12)
-        if hzz:
-            eps12 = tuple_outer_axpy(eps12, szz(a, b.value, y), b.eps1, eps2_of(b))
-        return rebuild(b, y, tuple_scale(sb, b.eps1), tuple_scale(sb, eps2_of(b)), eps12)
+def _binary_scalar(rule, first):
+    """The binary rule's overload on the tape's actives and on tracers (Dual and HyperDual:
+    lowered.py); first: its compiled partials."""
+    value, (dx, dz) = value_fn(rule), first
 
     def on_tape(dx, dz):
         def active_both(a, b):
@@ -287,9 +228,7 @@ def _binary_scalar(rule):
         return active_both, active_left, active_right
 
     # the forward-over-reverse tape's partials on Duals: see _unary_scalar
-    return binary_chooser(rule.name, [(DualType, both, left, right),
-                                       (HyperDualType, hyper_both, hyper_left, hyper_right),
-                                       _tracer_case(rule),
+    return binary_chooser(rule.name, [_tracer_case(rule),
                                        (FloatActive, *on_tape(dx, dz)),
                                        (DualActive, *on_tape(dx, dz))])
 
@@ -536,7 +475,10 @@ def register_rule(rule, entries):
     if all(partial is None for partial in rule.first):
         scalar = _constant_scalar(rule)
     else:
-        scalar = _unary_scalar(rule) if rule.arity == 1 else _binary_scalar(rule)
+        first = [compiled_partial(p, rule.arity) for p in rule.first]
+        scalar = (_unary_scalar if rule.arity == 1 else _binary_scalar)(rule, first)
+        keys = [(0, 0)] if rule.arity == 1 else [(0, 0), (0, 1), (1, 1)]
+        lowered.register(rule, entries, value_fn(rule), first, {k: _compiled_second(rule, k) for k in keys})
     for entry in entries:
         overload(entry, jit_options=SCALAR_JIT)(scalar)
         overload(entry, jit_options=RULE_JIT)(elementwise(entry, rule.arity))
