@@ -178,20 +178,15 @@ def _compiled_second(rule, key):
 
 # ---- scalar duals and hyper-duals ------------------------------------------------------------------
 def _unary_scalar(rule, first):
-    """The unary rule's overload on the tape's actives and on tracers (Dual and HyperDual:
-    lowered.py); first: its compiled partial."""
+    """The unary rule's overload on the forward-over-reverse tape's actives and on tracers
+    (Dual, HyperDual and the reverse tape's actives: lowered.py); first: its compiled partial."""
     value, (d,) = value_fn(rule), first
 
-    def on_tape(d):
-        def active(x):
-            y = as_value(value(x.value))
-            return one_operand(y, x, d(x.value, y))
-        return active
-
     # the forward-over-reverse tape evaluates the partial on Duals (divide's -y / z calls
-    # divide's rule on Duals, which inlines the same partial on floats): inlined IR, so no
-    # dispatcher ever sees itself called with other types
-    active, dual_active = on_tape(d), on_tape(d)
+    # divide's rule on Duals)
+    def dual_active(x):
+        y = as_value(value(x.value))
+        return one_operand(y, x, d(x.value, y))
 
     use = tracer.use_of(rule, 0)
 
@@ -201,52 +196,42 @@ def _unary_scalar(rule, first):
     def choose(x):
         if isinstance(x, TracerType):  # before ActiveType, its base
             return traced
-        if isinstance(x, ActiveType):
-            return dual_active if x.width else active
+        if isinstance(x, DualActive):
+            return dual_active
         return None
 
     return choose
 
 
 def _binary_scalar(rule, first):
-    """The binary rule's overload on the tape's actives and on tracers (Dual and HyperDual:
-    lowered.py); first: its compiled partials."""
+    """The binary rule's overload on the forward-over-reverse tape's actives and on tracers
+    (Dual, HyperDual and the reverse tape's actives: lowered.py); first: its compiled partials."""
     value, (dx, dz) = value_fn(rule), first
 
-    def on_tape(dx, dz):
-        def active_both(a, b):
-            y = as_value(value(a.value, b.value))
-            return two_operands(y, a, dx(a.value, b.value, y), b, dz(a.value, b.value, y))
+    # the partials on Duals: see _unary_scalar
+    def active_both(a, b):
+        y = as_value(value(a.value, b.value))
+        return two_operands(y, a, dx(a.value, b.value, y), b, dz(a.value, b.value, y))
 
-        def active_left(a, b):
-            y = as_value(value(a.value, b))
-            return one_operand(y, a, dx(a.value, b, y))
+    def active_left(a, b):
+        y = as_value(value(a.value, b))
+        return one_operand(y, a, dx(a.value, b, y))
 
-        def active_right(a, b):
-            y = as_value(value(a, b.value))
-            return one_operand(y, b, dz(a, b.value, y))
-        return active_both, active_left, active_right
+    def active_right(a, b):
+        y = as_value(value(a, b.value))
+        return one_operand(y, b, dz(a, b.value, y))
 
-    # the forward-over-reverse tape's partials on Duals: see _unary_scalar
-    return binary_chooser(rule.name, [_tracer_case(rule),
-                                       (FloatActive, *on_tape(dx, dz)),
-                                       (DualActive, *on_tape(dx, dz))])
+    return binary_chooser(rule.name, [_tracer_case(rule), (DualActive, active_both, active_left, active_right)])
 
 
-class _ActiveKind(type):
-    """isinstance(t, FloatActive) / isinstance(t, DualActive): an Active type of the reverse
-    tape / of the forward-over-reverse tape (binary_chooser's kinds)."""
-
+class _DualActiveKind(type):
     def __instancecheck__(cls, t):
-        return isinstance(t, ActiveType) and bool(t.width) == cls.dual
+        return isinstance(t, ActiveType) and bool(t.width)
 
 
-class FloatActive(metaclass=_ActiveKind):
-    dual = False
-
-
-class DualActive(metaclass=_ActiveKind):
-    dual = True
+class DualActive(metaclass=_DualActiveKind):
+    """isinstance(t, DualActive): an Active type of the forward-over-reverse tape (its values
+    and scales are Duals; binary_chooser's kind)."""
 
 
 def _tracer_case(rule):
