@@ -73,3 +73,25 @@ def test_every_rule_compiled_matches_python(name):
         np.testing.assert_allclose(kernel(rule.arity, "hessian over reverse")(pt, k), expected_hessian,
                                    rtol=1e-13, atol=1e-300,
                                    err_msg=f"{name} second partials via {entry}, the tape in Duals")
+
+
+@numba.njit
+def mixed_operands(x):
+    flag = x[1] > 0.5  # a bool
+    return (flag * x[0] + x[0] * flag + True * x[1] ** 2 - x[2] ** True + 2 * x[0] - x[1] / 3
+            + np.int32(2) * x[2] * x[0])
+
+
+def test_rules_take_bool_int_and_float_operands_on_every_compiled_kind():
+    """The partial of flag * x with respect to x is the bool flag: it reaches the chain rule
+    as a float on Duals, HyperDuals and both tapes (jit/lowered.py compiles a rule's numbers
+    for a float return; numba's float() refuses a bool)."""
+    x = np.array([1.0, 2.0, 3.0])
+    expected = dualad.grad(mixed_operands, jit=False)(x)
+    expected_hessian = dualad.hessian(mixed_operands, jit=False)(x)
+    np.testing.assert_allclose(expected, [2 + 2 + 6, 4 - 1 / 3, -1 + 2], rtol=1e-15)
+    for mode in ("forward", "reverse"):
+        np.testing.assert_allclose(dualad.grad(mixed_operands, mode=mode)(x), expected, rtol=1e-15)
+    for mode in ("forward", "forward-over-reverse"):
+        np.testing.assert_allclose(dualad.hessian(mixed_operands, mode=mode)(x), expected_hessian,
+                                   rtol=1e-15)
