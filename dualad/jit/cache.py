@@ -55,7 +55,7 @@ from numba.core.runtime.nrt import rtsys
 from numba.core.typing.templates import (infer_getattr, infer_global, make_overload_attribute_template,
                                          make_overload_method_template, make_overload_template)
 
-__all__ = ["identity", "attach", "set_key", "named", "named_by_identity", "overload", "overload_attribute",
+__all__ = ["identity", "attach", "set_key", "named", "overload", "overload_attribute",
            "overload_method", "register_jitable", "njit"]
 
 
@@ -298,16 +298,6 @@ def named(fn, key=None):
     tag = hashlib.sha256(repr(key).encode()).hexdigest()[:16] if key is not None else _PROCESS
     fn.__qualname__ = f"{base}.{'k' if key is not None else 'p'}{tag}"
     return fn
-
-
-def named_by_identity(fn):
-    """named(fn) under its closure's identity (dualad's own functions), else this process's
-    token: a subroutine compiled into its callers (lowered.py), linked into cacheable code."""
-    try:
-        key = ("dualad subroutine", identity(fn, _own=True))
-    except _Uncacheable:
-        key = None
-    return named(fn, key)
 
 
 def set_key(fn, *parts):

@@ -31,7 +31,7 @@ from .cache import overload, register_jitable
 from .types import (ARRAYS, NUMBER, ActiveType, DualArrayType, DualMatrixType, DualTensorType, DualType,
                     HyperDualType, TracerType, element_of, make_dual, make_dual_array, make_dual_matrix,
                     make_hyper, make_hyper_sym, store_element, writable)
-from .intrinsics import tuple_axpy, tuple_outer_axpy, tuple_scale, tuple_zero
+from .intrinsics import tuple_zero
 
 SCALARS = (DualType, HyperDualType, ActiveType)
 DUALS = SCALARS + ARRAYS
