@@ -69,9 +69,10 @@ def result_type(arg_types, name):
     return kinds[0]
 
 
-# ---- the rule on plain numbers: value and partials, one subroutine per order and operands ----
+# ---- the rule on plain numbers: value and partials, one function per order and operands ----
 # (y, partials...) as a tuple; each factory's closure is one rule's compiled functions, so the
-# code is the same for every rule and numba's subroutine cache tells them apart by the cells.
+# code is the same for every rule and dualad's own cache tells them apart by what they close
+# over (cache.identity).
 def _unary_first(value, d):
     def rule_first_order(x):
         y = float(value(x))
