@@ -150,21 +150,22 @@ class _Operand:
         self.value = self._struct.value
 
     def member(self, name):
-        if name == "eps2" and self.type.symmetric:
-            name = "eps1"  # a symmetric block's ε2 seeds are its ε1 seeds
-        elif name == "eps2":
-            name = "eps2_stored"
+        name = _stored_as(self.type, name)
         return getattr(self._struct, name), self._model.get_member_fe_type(name)
+
+
+def _stored_as(dual_type, name):
+    """The struct member holding a dual's `name`: a HyperDual's eps2 is eps2_stored, or in a
+    symmetric block eps1 (its ε2 seeds are its ε1 seeds, not stored)."""
+    if name != "eps2":
+        return name
+    return "eps1" if dual_type.symmetric else "eps2_stored"
 
 
 def _made(context, builder, dual_type, members):
     out = cgutils.create_struct_proxy(dual_type)(context, builder)
     for name, value in members.items():
-        if name == "eps2":
-            if dual_type.symmetric:
-                continue
-            name = "eps2_stored"
-        setattr(out, name, value)
+        setattr(out, _stored_as(dual_type, name), value)
     return out._getvalue()
 
 
