@@ -6,7 +6,9 @@ time is within 10% of the faster mode's. Also sweeps N/M at N·M = 10^4 for the 
 plot (benchmarks/results/modes.png, when matplotlib is installed).
 
 --calibrate measures the cost model's constants (seconds per operation and per float) on
-this machine and prints them, ready to paste into dualad/modes.py.
+this machine and prints them, ready to paste into dualad/modes.py. --python-hessians fits
+the Python path's Hessian constants alone and prints the table of that model's estimates
+against measured Hessians (also part of the full run).
 """
 
 import argparse
@@ -18,7 +20,7 @@ import numpy as np
 import dualad
 import dualad.jit
 from common import fmt_time, per_call, pyplot, save, save_plot, table
-from dualad.modes import _measure
+from dualad.modes import _measure, hyper_terms, over_terms
 
 SHAPES = [(1, 1000), (10, 1000), (100, 100), (1000, 10), (1000, 1)]
 
@@ -135,14 +137,18 @@ def hessian_costs(rows):
 
 def compiled_hessian_table(rows):
     lines = []
-    for name, n, _, forward, over, auto, decision in rows:
+    for name, n, f_time, forward, over, auto, decision in rows:
         right = auto <= 1.1 * min(forward, over)
-        lines.append([name, n, fmt_time(forward), fmt_time(over), fmt_time(auto), decision.mode,
-                      "yes" if right else "**no**"])
+        # the model's costs are in evaluations of f: times f's own time, in seconds
+        cells = [f"{fmt_time(t)} (est. {fmt_time(decision.costs[mode] * f_time)})"
+                 for t, mode in ((forward, "forward"), (over, "forward-over-reverse"))]
+        lines.append([name, n] + cells + [fmt_time(auto), decision.mode, "yes" if right else "**no**"])
     return ("### Mode selection, compiled path: Hessians\n\n"
             "Compiled kernels called from Python: HyperDual blocks (forward), forward-over-reverse "
             "(the tape in Duals) and auto (dualad.jit.auto.pick_hessian, by the COMPILED_HYPER_PASS "
-            "and COMPILED_DUAL_PASS costs).\n\n"
+            "and COMPILED_DUAL_PASS costs, in evaluations of f: the estimates in brackets are them "
+            "times f's measured time; from Python a call also pays a fixed cost the model leaves "
+            "out, as it compares the two modes only).\n\n"
             + table(["f", "n", "HyperDual blocks", "forward-over-reverse", "auto", "auto picks", "right?"], lines))
 
 
@@ -197,6 +203,89 @@ def plot(points):
     save_plot(fig, "modes")
 
 
+def _sin_chain(depth):
+    def f(x):
+        for _ in range(depth):
+            x = np.sin(x) * 1.01
+        return np.sum(x)
+    return f
+
+
+def _python_hessian(f, x, mode, width, min_time):
+    """Seconds per call of the Python path's Hessian of f at x in `mode`, passes of `width`."""
+    return per_call(dualad.hessian(f, mode=mode, chunk=width, jit=False), x, min_time=min_time, repeats=3)
+
+
+def _fit(rows, times):
+    # relative least squares: each measurement weighs the same whatever its size
+    a = np.array(rows, float) / np.array(times)[:, None]
+    coef, *_ = np.linalg.lstsq(a, np.ones(len(times)), rcond=None)
+    return np.maximum(coef, 1e-12)
+
+
+def calibrate_python_hessians(min_time):
+    """(HYPER_PASS, OP_HYPER, FLOAT_HYPER), (OVER_PASS, OP_OVER, FLOAT_OVER): least squares
+    over chains of elementwise operations of several sizes, depths and pass widths, each
+    Hessian timed whole against the sum of its passes' terms (dualad.modes.hyper_terms and
+    over_terms)."""
+    hyper_rows, hyper_t, over_rows, over_t = [], [], [], []
+    for size in (2, 10, 40, 150):
+        for depth in (5, 20):
+            f, x = _sin_chain(depth), np.linspace(0.1, 0.9, size)
+            _, _, ops, floats = _measure(f, (x,), 0)
+            for width in sorted({dualad.default_hessian_chunk(size), max(1, size // 4)}):
+                hyper_rows.append(hyper_terms(size, width, ops, floats))
+                hyper_t.append(_python_hessian(f, x, "forward", width, min_time))
+            for width in sorted({dualad.default_chunk(size), max(1, size // 4)}):
+                over_rows.append(over_terms(size, width, ops, floats))
+                over_t.append(_python_hessian(f, x, "forward-over-reverse", width, min_time))
+    return _fit(hyper_rows, hyper_t), _fit(over_rows, over_t)
+
+
+def _hessian_constants(hyper, over):
+    """The fitted Python-path Hessian constants as lines of dualad/modes.py."""
+    names = ("HYPER_PASS", "OP_HYPER", "FLOAT_HYPER", "OVER_PASS", "OP_OVER", "FLOAT_OVER")
+    return "".join(f"{name} = {value:.2e}\n" for name, value in zip(names, tuple(hyper) + tuple(over)))
+
+
+PYTHON_HESSIAN_SIZES = [2, 10, 30, 100, 300, 1000]
+
+
+def python_hessian_table(min_time, sizes=PYTHON_HESSIAN_SIZES, longest=3.0):
+    """The Python path's Hessian cost model against measurement, on functions it was not
+    fitted on: choose_hessian_mode's estimate and the measured time of each mode (a mode
+    whose estimate exceeds `longest` seconds is not run), and whether auto's pick was the
+    faster."""
+    from python_path import rosen
+
+    def tanh_sum(n):
+        w, b, _ = layer(n, n)
+        return lambda x: np.sum(np.tanh(w @ x + b) ** 2)
+
+    lines = []
+    for name, make in (("vectorised Rosenbrock", lambda n: rosen), ("Σ tanh(W x + b)², W n × n", tanh_sum)):
+        for n in sizes:
+            f, x = make(n), np.linspace(-1.2, 1.2, n)
+            decision = dualad.choose_hessian_mode(f, x, compiled=False)
+            cells, measured = [], {}
+            for mode in ("forward", "forward-over-reverse"):
+                estimate = decision.costs[mode]
+                if estimate > longest:
+                    cells.append(f"{fmt_time(estimate)} / not run")
+                    continue
+                measured[mode] = _python_hessian(f, x, mode, None, min_time)
+                cells.append(f"{fmt_time(estimate)} / {fmt_time(measured[mode])} "
+                             f"({measured[mode] / estimate:.2f}×)")
+            picked = measured.get(decision.mode)
+            right = picked is not None and picked <= 1.1 * min(measured.values())
+            lines.append([name, n] + cells + [decision.mode, "yes" if right else "**no**"])
+    return ("### Mode selection, Python path: Hessians, the cost model against measurement\n\n"
+            "Estimated / measured seconds per Hessian (measured over estimated in brackets), by "
+            "the constants `--calibrate` fits on chains of sines (dualad.modes: HYPER_*, *_HYPER, "
+            "OVER_*, *_OVER); the functions here are not among them.\n\n"
+            + table(["f", "n", "HyperDual blocks", "forward-over-reverse", "auto picks", "right?"], lines))
+
+
 def calibrate(min_time):
     """Least-squares fit of the cost model's constants on chains of elementwise operations
     and matrix products of several sizes (ops and floats counted from the tape)."""
@@ -223,15 +312,10 @@ def calibrate(min_time):
             sweep_rows.append([ops, floats])
             sweep_t.append(sweep)
 
-    def fit(rows, times):
-        # relative least squares: each measurement weighs the same whatever its size
-        a = np.array(rows, float) / np.array(times)[:, None]
-        coef, *_ = np.linalg.lstsq(a, np.ones(len(times)), rcond=None)
-        return np.maximum(coef, 1e-12)
-
-    (op_f, float_f), (op_r, float_r), (op_s, float_s) = (fit(forward_rows, forward_t),
-                                                         fit(record_rows, record_t),
-                                                         fit(sweep_rows, sweep_t))
+    (op_f, float_f), (op_r, float_r), (op_s, float_s) = (_fit(forward_rows, forward_t),
+                                                         _fit(record_rows, record_t),
+                                                         _fit(sweep_rows, sweep_t))
+    hyper, over = calibrate_python_hessians(min_time)
     # the transforms' fixed costs: a one-op function, one pass (N = 1) and 1000 sweeps (M = 1000)
     x = np.linspace(0.1, 0.9, 1000)
     one_pass = per_call(dualad.jacobian(lambda t: t * 2.0, mode="forward"), x[:1], min_time=min_time)
@@ -251,7 +335,8 @@ def calibrate(min_time):
     hyper_pass, dual_pass = hessian_costs(compiled_hessians(min_time))
     return (f"PASS = {pass_fixed:.2e}\nSWEEP = {sweep_fixed:.2e}\nOP_FORWARD = {op_f:.2e}\nFLOAT_FORWARD = {float_f:.2e}\nOP_RECORD = {op_r:.2e}\n"
             f"FLOAT_RECORD = {float_r:.2e}\nOP_SWEEP = {op_s:.2e}\nFLOAT_SWEEP = {float_s:.2e}\n"
-            f"COMPILED_REVERSE_FROM = {crossover}\nCOMPILED_PASS = {per_pass:.2g}\n"
+            + _hessian_constants(hyper, over)
+            + f"COMPILED_REVERSE_FROM = {crossover}\nCOMPILED_PASS = {per_pass:.2g}\n"
             f"COMPILED_RECORD = {record:.2g}\nCOMPILED_SWEEP = {per_sweep:.2g}\n"
             f"COMPILED_HYPER_PASS = {hyper_pass:.2g}\nCOMPILED_DUAL_PASS = {dual_pass:.2g}")
 
@@ -262,8 +347,16 @@ def main(argv=None):
     parser.add_argument("--calibrate", action="store_true")
     parser.add_argument("--hessians", action="store_true",
                         help="only the compiled Hessians' table and their two cost constants")
+    parser.add_argument("--python-hessians", action="store_true",
+                        help="only the Python path's Hessian constants, fitted, and its table of "
+                             "the model (as in dualad.modes) against measurement")
     args = parser.parse_args(argv)
     min_time = 0.01 if args.quick else 0.05
+    if args.python_hessians:
+        hyper, over = calibrate_python_hessians(min_time)
+        print(_hessian_constants(hyper, over))
+        print(python_hessian_table(min_time))
+        return
     if args.hessians:
         rows = compiled_hessians(min_time)
         hyper_pass, dual_pass = hessian_costs(rows)
@@ -275,7 +368,8 @@ def main(argv=None):
         return
     text = (run(min_time) + "\n\n" + compiled_jacobian_table(compiled_jacobians(min_time)) + "\n\n"
             + compiled_table(compiled_gradients(min_time)) + "\n\n"
-            + compiled_hessian_table(compiled_hessians(min_time)))
+            + compiled_hessian_table(compiled_hessians(min_time)) + "\n\n"
+            + python_hessian_table(min_time))
     print(text)
     save("modes", text)
     if not args.quick:

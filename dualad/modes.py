@@ -8,7 +8,16 @@ floats in all (so E/ops is the typical array size):
     reverse   ops · OP_RECORD + E · FLOAT_RECORD
               + M × (SWEEP + ops · OP_SWEEP + E · FLOAT_SWEEP)    one sweep per output
 
-width is the chunk (partials carried per pass). The constants are seconds per operation
+width is the chunk (partials carried per pass). A Hessian has its own passes, each costlier
+per operation than a Jacobian's (a HyperDual op makes four arrays, a Dual recording keeps
+Dual partials and sweeps Dual adjoints):
+
+    HyperDual blocks       Σ over the blocks on and above the diagonal, widths w1, w2:
+                           HYPER_PASS + ops · OP_HYPER + E · (w1 + w2 + w1·w2) · FLOAT_HYPER
+    forward-over-reverse   Σ over the passes of w tangents (a Dual recording and sweep each):
+                           OVER_PASS + ops · OP_OVER + E · (1 + w) · FLOAT_OVER
+
+The constants are seconds per operation
 and per float on the Python path (PASS and SWEEP: the fixed cost of one pass and of one
 sweep in the transforms), measured on this project's 2-core machine by
 `python benchmarks/modes.py --calibrate`, which prints new values for them; rerun it on a
@@ -45,6 +54,15 @@ OP_RECORD = 5.29e-06
 FLOAT_RECORD = 3.79e-09
 OP_SWEEP = 1.76e-06
 FLOAT_SWEEP = 2.52e-10
+# Python-path Hessian passes, measured 2026-11-29. With the Jacobian's constants the model
+# had estimated 3-9x too little (vectorised Rosenbrock, n = 1000: 5.7 s for HyperDual blocks
+# that took 21-28 s; n = 10: 0.21 ms for forward-over-reverse that took 2.0 ms).
+HYPER_PASS = 1.12e-04
+OP_HYPER = 3.70e-05
+FLOAT_HYPER = 3.45e-09
+OVER_PASS = 1.96e-04
+OP_OVER = 1.19e-04
+FLOAT_OVER = 5.88e-09
 # Compiled path: the smallest N from which the compiled tape beats forward mode's gradient;
 # for Jacobians, costs in evaluations of f: a forward pass (default chunk) COMPILED_PASS, the
 # tape COMPILED_RECORD to record and COMPILED_SWEEP per output (dualad.jit.auto).
@@ -224,17 +242,38 @@ def choose_hessian_mode(f=None, *args, argnums=0, n_in=None, ops=None, floats=No
     ops = 1 if ops is None else max(ops, 1)
     floats = 2 * n_in if floats is None else floats
     width = default_hessian_chunk(n_in)
-    blocks = math.ceil(n_in / width)
-    hyper = blocks * (blocks + 1) / 2 * (ops * OP_FORWARD + floats * (2 * width + width ** 2) * FLOAT_FORWARD)
-    dual_width = default_chunk(n_in)
-    passes = math.ceil(n_in / dual_width)
-    over = passes * (ops * (OP_RECORD + OP_SWEEP + 2 * OP_FORWARD)
-                     + floats * (1 + dual_width) * (FLOAT_RECORD + FLOAT_SWEEP + FLOAT_FORWARD))
+    hyper = float(np.dot(hyper_terms(n_in, width, ops, floats), (HYPER_PASS, OP_HYPER, FLOAT_HYPER)))
+    over = float(np.dot(over_terms(n_in, default_chunk(n_in), ops, floats), (OVER_PASS, OP_OVER, FLOAT_OVER)))
     costs = {"forward": hyper, "forward-over-reverse": over}
     mode = min(costs, key=costs.get)
     reason = (f"Hessian of N={n_in} inputs: {mode} (estimated {_fmt(costs[mode])}; HyperDual "
               f"blocks {_fmt(hyper)}, forward-over-reverse {_fmt(over)})")
     return ModeDecision(mode, costs, reason, n_in, 1, width, ops, floats)
+
+
+def _passes(n_in, width):
+    """(passes, Σ of their widths squared) of `width` covering n_in inputs, the last one
+    narrower where width does not divide n_in (one pass for no inputs)."""
+    full, rest = divmod(n_in, width)
+    return max(1, full + (rest > 0)), full * width ** 2 + rest ** 2
+
+
+def hyper_terms(n_in, width, ops, floats):
+    """(passes, passes · ops, Σ floats · (w1 + w2 + w1·w2)) of the Python path's HyperDual
+    blocks on and above the diagonal (forward.hessian_forward), whose cost is the dot product
+    with (HYPER_PASS, OP_HYPER, FLOAT_HYPER). For B blocks of widths w_i summing to N:
+    Σ_{i≤j} (w_i + w_j) = (B + 1)·N and Σ_{i≤j} w_i·w_j = (N² + Σ w_i²) / 2."""
+    blocks, squares = _passes(n_in, width)
+    pairs = blocks * (blocks + 1) // 2
+    return pairs, pairs * ops, floats * ((blocks + 1) * n_in + (n_in ** 2 + squares) / 2)
+
+
+def over_terms(n_in, width, ops, floats):
+    """(passes, passes · ops, Σ floats · (1 + w)) of the Python path's forward-over-reverse
+    Hessian (jacfwd of the reverse gradient, passes of `width` tangents), whose cost is the
+    dot product with (OVER_PASS, OP_OVER, FLOAT_OVER)."""
+    passes, _ = _passes(n_in, width)
+    return passes, passes * ops, floats * (passes + n_in)
 
 
 def _compiled_hessian_decision(f, args, argnums, n_in, ops, floats):
