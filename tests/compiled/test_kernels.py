@@ -327,3 +327,55 @@ def test_the_same_transform_of_the_same_function_is_made_once():
     assert again is first and time.perf_counter() - start < 0.5
     assert dualad.grad(rosen_loop, mode="forward") is not first
     assert dualad.jacobian(rosen_loop, mode="reverse") is not first
+
+
+@numba.njit
+def _scalar_out(x):
+    return np.sum(np.sin(x) * x)
+
+
+@numba.njit
+def _vector_out(x):
+    return np.cumsum(x * x[::-1])
+
+
+@numba.njit
+def _matrix_out(x):
+    return np.outer(np.sin(x), x[:3]).T  # a transposed view: strided components
+
+
+@numba.njit
+def _tensor_out(x):
+    t = np.zeros((2, 3, 2))
+    for i in range(2):
+        for j in range(3):
+            t[i, j, 0] = x[i] * x[j + 1]
+            t[i, j, 1] = np.exp(x[i + j])
+    return t
+
+
+@numba.njit
+def _input_out(x):
+    return x
+
+
+@numba.njit
+def _constant_out(x):
+    return 2.5
+
+
+@numba.njit
+def _constant_array_out(x):
+    return np.ones(4)
+
+
+@pytest.mark.parametrize("f", [_scalar_out, _vector_out, _matrix_out, _tensor_out, _input_out,
+                               _constant_out, _constant_array_out])
+def test_forward_jacobian_of_every_output_kind_equals_the_python_paths(f):
+    # 11 inputs in passes of 4, 4 and 3: each pass writes its partials into its columns only
+    x = np.linspace(-0.7, 0.9, 11)
+    expected = dualad.jacobian(f.py_func, mode="forward", jit=False)(x)
+    for chunk in (4, None):
+        got = dualad.jacobian(f, mode="forward", chunk=chunk)(x)
+        assert got.shape == np.shape(expected)
+        np.testing.assert_allclose(got, expected, rtol=1e-14, atol=0)
