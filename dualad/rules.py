@@ -170,8 +170,10 @@ def _pow_dxx(x, z, y):
     if is_number(z):
         if z == 0 or z == 1:
             return 0.0
-        return z * (z - 1) * power_of(x, z - 2)
-    return _product(z * (z - 1), power_of(x, z - 2))
+        # z − 1.0, not z − 1: an integer exponent (int64 in numba, np.int64 here) would
+        # wrap in z·(z − 1) past |z| ≈ 3.04e9 and give a wrong sign (found by a hunt)
+        return z * (z - 1.0) * power_of(x, z - 2)
+    return _product(z * (z - 1.0), power_of(x, z - 2))
 
 
 @helper

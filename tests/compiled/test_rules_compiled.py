@@ -95,3 +95,21 @@ def test_rules_take_bool_int_and_float_operands_on_every_compiled_kind():
     for mode in ("forward", "forward-over-reverse"):
         np.testing.assert_allclose(dualad.hessian(mixed_operands, mode=mode)(x), expected_hessian,
                                    rtol=1e-15)
+
+
+@numba.njit
+def huge_integer_power(x):
+    return x[0] ** 4_000_000_000
+
+
+def test_integer_operands_never_wrap_in_a_partial():
+    """x ** N for an integer N past 3.04e9: z·(z − 1) in the second partial had wrapped in
+    int64 on the compiled path (a negative Hessian, no error); on the Python path an np.int64
+    exponent would have too. Exact: N(N − 1)·x^(N − 2) at x = 1 + 1e-10 (mpmath, 40 digits)."""
+    x = np.array([1.0 + 1e-10])
+    exact = 2.386919594102024e+19
+    for hessian in (dualad.hessian(huge_integer_power, mode="forward"),
+                    dualad.hessian(huge_integer_power, mode="forward-over-reverse"),
+                    dualad.hessian(huge_integer_power.py_func, mode="forward", jit=False),
+                    dualad.hessian(lambda x: x[0] ** np.int64(4_000_000_000), jit=False)):
+        np.testing.assert_allclose(hessian(x), [[exact]], rtol=1e-6)
