@@ -94,7 +94,11 @@ def passes_nothing(later, earlier):
     partial or adjoint passes nothing, even against an infinite factor, as the Python tape,
     where a zero cotangent contributes zero). Duals, as the Python tape on Duals: a zero value
     whose tangents are zero too (a zero value with tangents meeting a non-finite value passes
-    those on: tangents_through)."""
+    those on: tangents_through), where earlier's value is not finite (the Python tape masks
+    0 · inf there) or its tangents are all finite. A zero against a finite value whose tangent
+    is not (arctan's partial at inf: 0 + nan·ε) is a product there, whose tangent is nan: the
+    hvp of arctan(a)·b at (inf, 0) along (1, 0) had been 0 compiled, nan in Python (found by
+    a wrong-derivative hunt, 2026-11-29)."""
     raise TypeError("dualad.jit.active.passes_nothing runs inside compiled code only")
 
 
@@ -107,9 +111,26 @@ def _passes_nothing(later, earlier):
             for t in later.partials:
                 if t != 0.0:
                     return False
-            return True
+            return not np.isfinite(primal_of(earlier)) or tangents_finite(earlier)
         return dual
     return lambda later, earlier: later == 0.0
+
+
+def tangents_finite(x):
+    """Whether every tangent of x is finite (a float has none)."""
+    raise TypeError("dualad.jit.active.tangents_finite runs inside compiled code only")
+
+
+@overload(tangents_finite, inline="always")
+def _tangents_finite(x):
+    if isinstance(x, DualType):
+        def dual(x):
+            for t in x.partials:
+                if not np.isfinite(t):
+                    return False
+            return True
+        return dual
+    return lambda x: True
 
 
 def meets_non_finite(later, earlier):

@@ -121,7 +121,7 @@ def propagator(width, floats=False):
             tangent = False
             for k in range(1, row):
                 tangent = tangent or adjoint[at_a + np.uint64(k)] != 0.0
-            if a == 0.0 and not tangent:
+            if a == 0.0 and not tangent and not _finite_meets_nan(weights, np.uint64(slots * node), row):
                 continue  # a zero adjoint passes nothing on
             dual = duals[node] != 0.0 if floats else tangent  # the cotangent is a Dual
             at = np.uint64(slots * node)
@@ -159,6 +159,20 @@ def propagator(width, floats=False):
 
     _PROPAGATORS[width, floats] = propagate
     return propagate
+
+
+@register_jitable(forceinline=True)
+def _finite_meets_nan(weights, at, row):
+    """Whether a weight of the node at `at` has a finite value and a tangent that is not: a
+    zero adjoint meets it as a product on the Python tape (0 · ẇ = nan there), not as
+    nothing (active.passes_nothing, the same rule at recording)."""
+    for side in range(2):
+        w = at + np.uint64(2 + side * row)
+        if np.isfinite(weights[w]):
+            for k in range(1, row):
+                if not np.isfinite(weights[w + np.uint64(k)]):
+                    return True
+    return False
 
 
 def _finisher(width, columns, finite=False):

@@ -138,6 +138,31 @@ def test_special_points_binary_hessian_and_hvp_match_the_python_path(expr, x):
     assert same(special("binary hvp")(x, v, k), product), (expr, x, product)
 
 
+@numba.njit
+def _zero_factor(x, k):
+    """A factor of value 0 whose tangent along v = e0 is 0 (x[1]) against a partial of
+    finite value and nan tangent: arctan's at inf (1 / (1 + a²): 0, its derivative nan), and
+    log's at 1e-200, whose derivative -1/a² overflows. k = 2: the zero reaches the arctan
+    node through the sweep, as an adjoint."""
+    if k == 0:
+        return np.arctan(x[0]) * x[1]
+    if k == 1:
+        return np.log(x[0]) * x[1]
+    return x[1] * (np.arctan(x[0]) * x[2])
+
+
+@pytest.mark.parametrize("k, x0", [(0, np.inf), (1, 1e-200), (2, np.inf)])
+def test_a_zero_factor_meets_a_nan_tangent_as_a_product(k, x0):
+    # The Python tape multiplies 0 by a finite partial (0 · nan tangent = nan) and masks only
+    # 0 · inf; the compiled recording and sweep had dropped the zero as passing nothing
+    # (hvp 0 where the Hessian's own row and the Python path give nan; a hunt, 2026-11-29).
+    x, v = np.array([x0, 0.0, 1.0]), np.array([1.0, 0.0, 0.0])
+    with np.errstate(all="ignore"):
+        expected = dualad.hvp(_zero_factor.py_func, mode="forward-over-reverse", jit=False)(x, v, k)
+    assert np.isnan(expected[0])
+    assert same(dualad.hvp(_zero_factor, mode="forward-over-reverse")(x, v, k), expected), expected
+
+
 # ---- float-typed partials against an inf or nan adjoint ----------------------------------------
 @numba.njit
 def _float_partials(x, k):
