@@ -68,6 +68,7 @@ out_value = compiled_only("kernels", "out_value")  # the primal of f's output
 out_partial = compiled_only("kernels", "out_partial")  # partial k of f's output: float or (m,) array
 jacobian_for = compiled_only("kernels", "jacobian_for")  # (out, n): a Jacobian shaped f's output + (n,)
 store_partials = compiled_only("kernels", "store_partials")  # jac[..., lo + j] = partial j of f's output, j < count
+components_of = compiled_only("kernels", "components_of")  # an array of duals' components (..., width)
 store_block = compiled_only("kernels", "store_block")  # write a hyper-dual output's ε1ε2 block into H
 seed_direction = compiled_only("kernels", "seed_direction")  # x as duals with the one tangent v
 seed_hvp = compiled_only("kernels", "seed_hvp")  # x as hyper-duals: ε1 = unit chunk, ε2 = v
@@ -656,15 +657,20 @@ _larger = register_jitable(lambda a, b: max(a, b))
 def _jacobian_for(out, n):
     if isinstance(out, DualType):
         return lambda out, n: _empty(n)
-    if isinstance(out, (DualArrayType, SeedArrayType)) and isinstance(out.element, DualType):
-        return lambda out, n: np.empty((out.values.size, n))
-    if isinstance(out, (DualMatrixType, DualTensorType)) and isinstance(out.element, DualType):
+    if isinstance(out, ARRAYS + (DualMatrixType, DualTensorType)) and isinstance(out.element, DualType):
         return lambda out, n: np.empty(out.values.shape + (n,))
     if isinstance(out, (types.Float, types.Integer)):
         return lambda out, n: np.zeros(n)  # f does not depend on x: no partials to store
     if isinstance(out, types.Array):
         return lambda out, n: np.zeros(out.shape + (n,))
     return None
+
+
+@overload(components_of)
+def _components_of(out):
+    if isinstance(out, (DualMatrixType, DualTensorType)):
+        return lambda out: out.components
+    return lambda out: as_dual_array(out).components  # a seed array's materialised
 
 
 @overload(store_partials)
@@ -677,30 +683,14 @@ def _store_partials(out, jac, lo, count):
             for j in range(count):
                 jac[lo + j] = out.partials[j]
         return scalar
-    if isinstance(out, (DualArrayType, SeedArrayType)) and isinstance(out.element, DualType):
-        def vector(out, jac, lo, count):
-            components = as_dual_array(out).components
-            for i in range(components.shape[0]):
+    if isinstance(out, ARRAYS + (DualMatrixType, DualTensorType)) and isinstance(out.element, DualType):
+        def array(out, jac, lo, count):
+            components = components_of(out)  # (..., width): any strides (f may return a view)
+            rows = jac.reshape((-1, jac.shape[-1]))  # jac is new, so C-contiguous
+            for row, index in enumerate(np.ndindex(components.shape[:-1])):
                 for j in range(count):
-                    jac[i, lo + j] = components[i, j]
-        return vector
-    if isinstance(out, DualMatrixType) and isinstance(out.element, DualType):
-        def matrix(out, jac, lo, count):
-            components = out.components
-            for a in range(components.shape[0]):
-                for b in range(components.shape[1]):
-                    for j in range(count):
-                        jac[a, b, lo + j] = components[a, b, j]
-        return matrix
-    if isinstance(out, DualTensorType) and isinstance(out.element, DualType):
-        def tensor(out, jac, lo, count):
-            components = out.components
-            for a in range(components.shape[0]):
-                for b in range(components.shape[1]):
-                    for c in range(components.shape[2]):
-                        for j in range(count):
-                            jac[a, b, c, lo + j] = components[a, b, c, j]
-        return tensor
+                    rows[row, lo + j] = components[index + (j,)]
+        return array
     if isinstance(out, (types.Float, types.Integer, types.Array)):
         return lambda out, jac, lo, count: None  # a constant: jacobian_for made zeros
     return None
