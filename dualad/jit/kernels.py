@@ -663,7 +663,8 @@ def _jacobian_for(out, n):
         return lambda out, n: np.zeros(n)  # f does not depend on x: no partials to store
     if isinstance(out, types.Array):
         return lambda out, n: np.zeros(out.shape + (n,))
-    return None
+    raise TypingError(f"the differentiated function returned {out}: a compiled Jacobian takes "
+                      "functions that return a float or a 1-D, 2-D or 3-D array of floats")
 
 
 @overload(components_of)

@@ -379,3 +379,13 @@ def test_forward_jacobian_of_every_output_kind_equals_the_python_paths(f):
         got = dualad.jacobian(f, mode="forward", chunk=chunk)(x)
         assert got.shape == np.shape(expected)
         np.testing.assert_allclose(got, expected, rtol=1e-14, atol=0)
+
+
+@numba.njit
+def _tuple_out(x):
+    return x[0], x[1] * 2.0
+
+
+def test_a_compiled_jacobian_names_an_output_it_cannot_take():
+    with pytest.raises(numba.core.errors.TypingError, match="returned UniTuple.*float or a 1-D, 2-D or 3-D"):
+        dualad.jacobian(_tuple_out, mode="forward")(np.ones(2))
