@@ -168,10 +168,8 @@ def _finite_meets_nan(weights, at, row):
     nothing (active.passes_nothing, the same rule at recording)."""
     for side in range(2):
         w = at + np.uint64(2 + side * row)
-        if np.isfinite(weights[w]):
-            for k in range(1, row):
-                if not np.isfinite(weights[w + np.uint64(k)]):
-                    return True
+        if np.isfinite(weights[w]) and _not_finite(weights, w + np.uint64(1), w + np.uint64(row)):
+            return True
     return False
 
 
