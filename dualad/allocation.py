@@ -165,13 +165,13 @@ BUFFER_ALLOCATIONS = {name: _allocation(name) for name in ALLOCATIONS}
 
 
 def _array_maker(name):
-    """numpy.<name> (array, asarray, asanyarray, ascontiguousarray) for f's view. An array of
-    a layer: asarray and asanyarray give it back itself, ascontiguousarray too where its
-    entries lie in C order (else a C-ordered copy), array a copy (np.copy, order 'K'), as
-    NumPy's do for an ndarray (an object array would be a copy every time). Anything else:
-    NumPy's result, a Buffer when it is an object array holding numbers of a layer
-    (np.array([[d0, d1], [d1, d2]])), so that every NumPy function sees it as one number of
-    that layer (np.linalg.eigvalsh takes it)."""
+    """numpy.<name> (array, asarray, asanyarray, ascontiguousarray, asfortranarray) for f's
+    view. An array of a layer: asarray and asanyarray give it back itself, ascontiguousarray
+    (asfortranarray) too where its entries lie in C (F) order, else a copy in that order,
+    array a copy (np.copy, order 'K'), as NumPy's do for an ndarray (an object array would
+    be a copy every time). Anything else: NumPy's result, a Buffer when it is an object
+    array holding numbers of a layer (np.array([[d0, d1], [d1, d2]])), so that every NumPy
+    function sees it as one number of that layer (np.linalg.eigvalsh takes it)."""
     numpy_function = getattr(np, name)
 
     def make(a, *args, **kwargs):
@@ -191,6 +191,8 @@ def _as_array(name, a, copy, order):
     dtype asked for goes to NumPy, whose conversion raises LostDerivative.)"""
     if name == "ascontiguousarray":
         order = "C"
+    elif name == "asfortranarray":
+        order = "F"
     if copy:
         return np.copy(a, order=order or "K")
     value = a
@@ -205,7 +207,29 @@ def _as_array(name, a, copy, order):
     return np.copy(a, order=order)
 
 
-ARRAY_MAKERS = {name: _array_maker(name) for name in ("array", "asarray", "asanyarray", "ascontiguousarray")}
+ARRAY_MAKERS = {name: _array_maker(name) for name in ("array", "asarray", "asanyarray",
+                                                      "ascontiguousarray", "asfortranarray")}
+
+
+def _dispatching_also(name, parameters):
+    """numpy.<name> for f's view, where NumPy's dispatcher does not look at these parameters
+    (name -> position; np.interp's left and right): when one of them carries a derivative,
+    the call goes to that layer's implementation, as NumPy would send it were it dispatched."""
+    numpy_function = getattr(np, name)
+
+    def call(*args, **kwargs):
+        given = [args[i] if i < len(args) else kwargs.get(k) for k, i in parameters.items()]
+        layers = [x for x in given if is_layer(x)]
+        if layers:
+            leader = max(layers, key=lambda x: x.tag)
+            return leader.__array_function__(numpy_function, (type(leader),), args, kwargs)
+        return numpy_function(*args, **kwargs)
+    call.__name__ = name
+    return call
+
+
+UNDISPATCHED = {name: _dispatching_also(name, parameters)
+                for name, parameters in (("interp", {"left": 3, "right": 4}),)}
 
 # NumPy functions that move or write entries without arithmetic: on a Buffer, NumPy's own
 # object-array code (views stay views of the buffer, in-place writes land in it)
@@ -236,9 +260,10 @@ class _NumpyWithBuffers(types.ModuleType):
 
 # for a function that assigns into something: allocations and array makers; for any other,
 # the array makers alone
-NUMPY_WITH_BUFFERS = _NumpyWithBuffers("numpy", {**BUFFER_ALLOCATIONS, **ARRAY_MAKERS})
-NUMPY_WITH_ARRAYS = _NumpyWithBuffers("numpy", ARRAY_MAKERS)
-_BY_FUNCTION = {id(getattr(np, name)): name for name in ALLOCATIONS + tuple(ARRAY_MAKERS)}
+NUMPY_WITH_BUFFERS = _NumpyWithBuffers("numpy", {**UNDISPATCHED, **BUFFER_ALLOCATIONS, **ARRAY_MAKERS})
+NUMPY_WITH_ARRAYS = _NumpyWithBuffers("numpy", {**UNDISPATCHED, **ARRAY_MAKERS})
+_BY_FUNCTION = {id(getattr(np, name)): name
+                for name in ALLOCATIONS + tuple(ARRAY_MAKERS) + tuple(UNDISPATCHED)}
 
 
 class _Globals(dict):

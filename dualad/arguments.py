@@ -12,6 +12,7 @@ components.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -57,6 +58,14 @@ def check_input(x, position, f):
             "argument out of argnums")
     arr = arr.astype(np.float64, copy=False)  # float64 input is used as is, never written
     return arr[()] if arr.ndim == 0 else arr
+
+
+def narrow_float(x):
+    """x's floating dtype where it is narrower than float64 (float32, float16), else None."""
+    dtype = getattr(x, "dtype", None)
+    if is_layer(x) or dtype is None or np.dtype(dtype).kind != "f" or np.dtype(dtype).itemsize >= 8:
+        return None
+    return np.dtype(dtype)
 
 
 _PASSED = (type(None), bool, np.bool_, str, bytes, int, np.integer)
@@ -128,6 +137,9 @@ class Inputs:
         self.positions = tuple(dict.fromkeys(self.nums))
         self.xs, self.treedefs, self.slots = [], [], []
         self.names = []  # where each differentiated leaf sits, e.g. "0['w']", for messages
+        # a leaf's float dtype narrower than float64 (float32, float16): f runs in float64,
+        # and its derivatives come back in the leaf's dtype, as JAX's and autograd's do
+        self.dtypes = []
         for i in self.positions:
             leaves, treedef, paths = _leaf_paths(args[i])
             slots = []
@@ -143,6 +155,8 @@ class Inputs:
                     self.names.append(f"{i}{_path_text(path)}")
                 else:
                     slots.append((None, leaf.value if isinstance(leaf, Static) else leaf))
+                    continue
+                self.dtypes.append(narrow_float(leaf))
             self.treedefs.append(treedef)
             self.slots.append(slots)
         self.shapes = [x.shape if is_layer(x) else tuple(np.shape(x)) for x in self.xs]
@@ -176,9 +190,28 @@ class Inputs:
             args[i] = rebuilt
         return self.f(*args)
 
+    def undifferentiated(self):
+        """What f is given besides the differentiated leaves: the other positional arguments,
+        the leaves passed through inside the differentiated ones, and the arguments bound to
+        f (the keyword arguments of a transform's function, functools.partial)."""
+        given = [a for i, a in enumerate(self.args) if i not in self.positions]
+        given += [leaf for slots in self.slots for j, leaf in slots if j is None]
+        f, seen = self.f, set()
+        while f is not None and id(f) not in seen:
+            seen.add(id(f))
+            if isinstance(f, functools.partial):
+                given += list(f.args) + [f.keywords[k] for k in sorted(f.keywords)]
+                f = f.func
+            else:
+                f = getattr(f, "__wrapped__", None)
+        return given
+
     def structure(self, per_leaf):
         """per_leaf[j] placed where leaf j sits (None where a leaf is passed through): the
         structure of args[argnums], a tuple of them for tuple argnums."""
+        per_leaf = [piece if dtype is None or not isinstance(piece, (np.ndarray, np.floating))
+                    else plain(np.asarray(piece).astype(dtype))
+                    for piece, dtype in zip(per_leaf, self.dtypes)]
         pieces = self._rebuild(per_leaf, lambda leaf: None)
         if not self.several:
             return pieces[0]

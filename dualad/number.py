@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import math
 import operator
 
 import numpy as np
@@ -30,7 +31,7 @@ from .rules import BY_UFUNC, RULES
 
 __all__ = ["ArrayLike", "ForwardNumber", "fresh", "new_tag", "scoped_tag", "finish", "check_live",
            "EscapedPerturbation", "LostDerivative", "primal", "HANDLED_FUNCTIONS", "leader_of", "is_layer", "from_objects",
-           "PRIMAL_ONLY_UFUNCS", "REDUCERS"]
+           "PRIMAL_ONLY_UFUNCS", "REDUCERS", "in_layout", "positions", "constant_positions", "unwrapped"]
 
 _tag_counter = itertools.count(1)
 
@@ -114,7 +115,19 @@ def is_layer(x):
 
 
 def primal(x):
-    """The value of x with every layer of derivative removed (a float or ndarray)."""
+    """The value of x with every layer of derivative removed (a float or ndarray). A layer
+    that watches which values f reads (the sparsity tracer: a pattern that depends on
+    them holds at this x only) is told of the read."""
+    while is_layer(x):
+        note = getattr(type(x), "_note_read", None)
+        if note is not None:
+            note(x)
+        x = x.value
+    return x
+
+
+def unwrapped(x):
+    """primal(x) for its shape and memory layout only: no layer is told of a read."""
     while is_layer(x):
         x = x.value
     return x
@@ -126,10 +139,16 @@ def from_objects(x):
     float array; anything else unchanged."""
     if not (isinstance(x, np.ndarray) and x.dtype == object):
         return x
-    items = x.ravel().tolist()
+    # the entries in x's memory order (slowest axis first), stacked, and the axes put back:
+    # the number is laid out as x is (an F-ordered object array gives an F-ordered number),
+    # so NumPy's later view-or-copy choices on it are those it makes on x
+    order = sorted(range(x.ndim), key=lambda k: -abs(x.strides[k])) if x.ndim >= 2 else list(range(x.ndim))
+    in_memory = np.transpose(x, order)
+    items = in_memory.ravel().tolist()
     if not any(is_layer(item) for item in items):
         return np.asarray(x, dtype=np.float64)
-    return np.reshape(np.stack(items), x.shape)
+    stacked = np.reshape(np.stack(items), in_memory.shape)
+    return stacked if order == sorted(order) else np.transpose(stacked, np.argsort(order))
 
 
 def leader_of(args):
@@ -184,9 +203,23 @@ def in_layout(component, value):
         return component
     slowest_first = sorted(range(nd), key=lambda k: -abs(value.strides[k]))
     order = slowest_first + list(range(nd, component.ndim))
-    out = np.empty([component.shape[k] for k in order]).transpose(np.argsort(order))
+    out = np.empty([component.shape[k] for k in order], dtype=component.dtype).transpose(np.argsort(order))
     out[...] = component
     return out
+
+
+def positions(shape, value, start=0):
+    """Integer ids start, start + 1, ... of the entries of an array of `shape` in C order,
+    laid out in memory as value is (its primal's layout). A NumPy call run on them and on the
+    values reads both in the same order (ravel(order='K') of an F-ordered array) and makes a
+    view of both or of neither, so the positions it returns are those the values took."""
+    ids = np.arange(start, start + math.prod(shape), dtype=np.intp).reshape(shape)
+    return in_layout(ids, unwrapped(value))
+
+
+def constant_positions(shape, value):
+    """-1 (a constant: no operand entry) at every entry, laid out as value is."""
+    return in_layout(np.full(shape, -1, dtype=np.intp), unwrapped(value))
 
 
 def times(d, component, n_trailing):
@@ -254,6 +287,7 @@ class ArrayLike:
 
     __slots__ = ()
     _dualad_layer = True
+    _note_read = None  # a layer's hook: primal(x) read x's values (SparsityTracer)
 
     # ---- ndarray-like surface ---------------------------------------------------------
     @property
@@ -293,24 +327,12 @@ class ArrayLike:
         axes = axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
         return np.transpose(self, axes or None)
 
-    def ravel(self):
-        return np.ravel(self)
-
     def flatten(self, order="C"):
         return np.ravel(self, order=order).copy()
 
-    def sort(self, axis=-1, kind=None):
+    def sort(self, axis=-1, kind=None, order=None, *, stable=None):
         """In place, as ndarray.sort: the entries reordered (their derivatives with them)."""
-        self[...] = np.sort(self, axis=axis, kind=kind)
-
-    def conj(self):
-        return np.conjugate(self)
-
-    def sum(self, axis=None, keepdims=False):
-        return np.sum(self, axis=axis, keepdims=keepdims)
-
-    def mean(self, axis=None, keepdims=False):
-        return np.mean(self, axis=axis, keepdims=keepdims)
+        self[...] = np.sort(self, axis=axis, kind=kind, order=order, stable=stable)
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         """A float dtype keeps the derivative (a copy); an integer or bool one is piecewise
@@ -332,54 +354,6 @@ class ArrayLike:
     def imag(self):
         return np.zeros(self.shape)
 
-    def var(self, axis=None, ddof=0, keepdims=False):
-        return np.var(self, axis=axis, ddof=ddof, keepdims=keepdims)
-
-    def std(self, axis=None, ddof=0, keepdims=False):
-        return np.std(self, axis=axis, ddof=ddof, keepdims=keepdims)
-
-    def cumsum(self, axis=None):
-        return np.cumsum(self, axis=axis)
-
-    def cumprod(self, axis=None):
-        return np.cumprod(self, axis=axis)
-
-    def round(self, decimals=0):
-        return np.round(self, decimals)
-
-    def trace(self, offset=0, axis1=0, axis2=1):
-        return np.trace(self, offset, axis1, axis2)
-
-    def diagonal(self, offset=0, axis1=0, axis2=1):
-        return np.diagonal(self, offset, axis1, axis2)
-
-    def repeat(self, repeats, axis=None):
-        return np.repeat(self, repeats, axis=axis)
-
-    def swapaxes(self, axis1, axis2):
-        return np.swapaxes(self, axis1, axis2)
-
-    def take(self, indices, axis=None):
-        return np.take(self, indices, axis=axis)
-
-    def argmax(self, axis=None):
-        return np.argmax(primal(self), axis=axis)
-
-    def argmin(self, axis=None):
-        return np.argmin(primal(self), axis=axis)
-
-    def argsort(self, axis=-1, kind=None):
-        return np.argsort(primal(self), axis=axis, kind=kind)
-
-    def nonzero(self):
-        return np.nonzero(primal(self))
-
-    def any(self, axis=None):
-        return np.any(primal(self), axis=axis)
-
-    def all(self, axis=None):
-        return np.all(primal(self), axis=axis)
-
     def ptp(self, axis=None):
         return np.max(self, axis=axis) - np.min(self, axis=axis)
 
@@ -392,23 +366,8 @@ class ArrayLike:
             return self
         return [item.tolist() for item in self]
 
-    def prod(self, axis=None, keepdims=False):
-        return np.prod(self, axis=axis, keepdims=keepdims)
-
-    def max(self, axis=None, keepdims=False):
-        return np.max(self, axis=axis, keepdims=keepdims)
-
-    def min(self, axis=None, keepdims=False):
-        return np.min(self, axis=axis, keepdims=keepdims)
-
-    def dot(self, other):
-        return np.dot(self, other)
-
     def clip(self, a_min=None, a_max=None, *, min=None, max=None):
         return np.clip(self, a_min if min is None else min, a_max if max is None else max)
-
-    def squeeze(self, axis=None):
-        return np.squeeze(self, axis=axis)
 
     # ---- conversions that would lose the derivative -----------------------------------
     def __float__(self):
@@ -725,11 +684,21 @@ def assign(target, index, item):
         target[index] = item
         return target
     if not isinstance(target, np.ndarray) or target.ndim == 0:
+        if np.ndim(target) == 0 and _selects_all_of_a_scalar(index) and np.size(item) == 1:
+            # a 0-d value (a NumPy scalar, which has no memory to write) is replaced whole
+            item = np.reshape(item, ())
+            return item if is_layer(item) else np.float64(item)
         raise TypeError("cannot assign into an element of a scalar dual number")
     if not target.flags.writeable:
         target = target.copy()
     target[index] = item
     return target
+
+
+def _selects_all_of_a_scalar(index):
+    """Whether index is (), ... or new axes (..., None): a 0-d array's one entry."""
+    items = index if isinstance(index, tuple) else (index,)
+    return all(i is Ellipsis or i is None for i in items)
 
 
 def _operator_method(rule, reflected=False):
@@ -759,6 +728,32 @@ def _in_place_method(operator):
         return self
     return method
 
+
+def _forwarded(function, of_values=False):
+    """ndarray.<name> as NumPy's function of the same meaning, every argument passed on (so
+    every option ndarray's method takes reaches the registry, which supports or names it);
+    of_values: the function's result does not depend differentiably on the array."""
+    if of_values:
+        def method(self, *args, **kwargs):
+            return function(primal(self), *args, **kwargs)
+    else:
+        def method(self, *args, **kwargs):
+            return function(self, *args, **kwargs)
+    method.__name__ = function.__name__
+    method.__doc__ = f"numpy.{function.__name__}(self, ...)"
+    return method
+
+
+# ndarray methods whose arguments are NumPy function's after the array, in the same order
+for _name, _function in (("ravel", np.ravel), ("conj", np.conjugate), ("sum", np.sum),
+                         ("mean", np.mean), ("var", np.var), ("std", np.std),
+                         ("cumsum", np.cumsum), ("cumprod", np.cumprod), ("round", np.round),
+                         ("trace", np.trace), ("diagonal", np.diagonal), ("repeat", np.repeat),
+                         ("swapaxes", np.swapaxes), ("take", np.take), ("prod", np.prod),
+                         ("max", np.max), ("min", np.min), ("dot", np.dot), ("squeeze", np.squeeze)):
+    setattr(ArrayLike, _name, _forwarded(_function))
+for _function in (np.argmax, np.argmin, np.argsort, np.nonzero, np.any, np.all):
+    setattr(ArrayLike, _function.__name__, _forwarded(_function, of_values=True))
 
 # Python operators generated from the rule table (each rule names its operator).
 for _rule in RULES.values():

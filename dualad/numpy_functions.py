@@ -19,7 +19,8 @@ import numpy as np
 
 from .dual import fit
 from .functions.registry import build
-from .number import HANDLED_FUNCTIONS, ForwardNumber, in_layout, leader_of, primal
+from .number import (HANDLED_FUNCTIONS, ForwardNumber, constant_positions, in_layout, leader_of,
+                     positions, primal, unwrapped)
 
 __all__ = ["select"]
 
@@ -68,24 +69,24 @@ def select(leader, call, operands):
             out.append(gather(i, t))
         else:
             out.append(_from_blocks(np.asarray(call(blocks)), t))
-    if gather is not None and any(np.may_share_memory(primal(value), primal(v)) for v, _ in split):
+    if gather is not None and any(np.may_share_memory(unwrapped(value), unwrapped(v)) for v, _ in split):
         value = np.copy(value)  # no view without views of every component
     return leader._new(value, tuple(out))
 
 
 def _positions(call, split, shapes):
     """gather(i, t): component i of the result, read along the positions the call takes."""
-    positions, parts, total = [], [], 0
+    ids, parts, total = [], [], 0
     for (v, comps), shape in zip(split, shapes):
         if comps is None:
-            positions.append(np.full(shape, -1, dtype=np.intp))
+            ids.append(constant_positions(shape, v))
             parts.append(None)
             continue
         size = math.prod(shape)
-        positions.append(np.arange(total, total + size, dtype=np.intp).reshape(shape))
+        ids.append(positions(shape, v, total))  # laid out as v: read in the values' order
         parts.append((comps, size))
         total += size
-    index = np.asarray(call(positions))
+    index = np.asarray(call(ids))
     flat = index.reshape(-1)
     constant = flat < 0
     if constant.any():  # entries of constant operands read a zero row past the end
@@ -134,7 +135,7 @@ def _multilinear_value(value_fn, subscripts, operands):
     inputs, output = subscripts.replace(" ", "").split("->")
     inputs = inputs.split(",")
     z = next(c for c in string.ascii_letters if c not in subscripts)
-    big = sum(np.size(primal(v)) for v in values) > 4096
+    big = sum(np.size(unwrapped(v)) for v in values) > 4096
     partials = None
     for i, (_, comps) in enumerate(split):
         if comps is None:

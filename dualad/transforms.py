@@ -388,15 +388,18 @@ def grad(f, argnums=0, has_aux=False, *, chunk=None, jit=None, mode="auto"):
     return grad_fn
 
 
-def jacfwd(f, argnums=0, has_aux=False, *, chunk=None, jit=None, sparsity=None, check=False):
+def jacfwd(f, argnums=0, has_aux=False, *, chunk=None, jit=None, sparsity=None, check=None):
     """Jacobian by forward mode: jacfwd(f)(x).shape == f(x).shape + x.shape; for trees, f's
     output structure with each leaf replaced by the input structure of blocks.
 
-    sparsity=True (detect the pattern at the first call per input shapes) or a pattern
-    (anything scipy.sparse reads, or a boolean array): a scipy.sparse.csr_array (M, N) by
-    Dual passes seeded with a column colouring (dualad.sparsity); check=True verifies each
-    result on a random direction. Given a numba dispatcher (or jit=True) it returns a
-    compiled kernel (scalar or 1-D input).
+    sparsity=True (detect the pattern; kept per input shapes and integer, boolean and
+    string arguments) or a pattern (anything scipy.sparse reads, or a boolean array): a
+    scipy.sparse.csr_array (M, N) by Dual passes seeded with a column colouring
+    (dualad.sparsity). check: None (a detected pattern reused where it may not hold, f
+    having read the values it was detected at or other float arguments, is verified on a
+    random direction and detected again where it fails), True (verify every result; a given
+    pattern that fails raises), False (never). Given a numba dispatcher (or jit=True) it
+    returns a compiled kernel (scalar or 1-D input).
     """
     _check_chunk(chunk)
     sparse = _sparse_jacobian(f, jit, argnums, has_aux, "forward", chunk, sparsity, check)
@@ -406,7 +409,7 @@ def jacfwd(f, argnums=0, has_aux=False, *, chunk=None, jit=None, sparsity=None, 
                       f, jit, argnums, chunk, has_aux)
 
 
-def jacrev(f, argnums=0, has_aux=False, *, jit=None, sparsity=None, check=False):
+def jacrev(f, argnums=0, has_aux=False, *, jit=None, sparsity=None, check=None):
     """Jacobian by reverse mode: one tape, one backward sweep per output entry;
     shape f(x).shape + x.shape (trees as jacfwd). sparsity=: a csr_array by one sweep per
     row colour (as jacfwd's). Given a numba dispatcher (or jit=True) it returns a compiled
@@ -419,7 +422,7 @@ def jacrev(f, argnums=0, has_aux=False, *, jit=None, sparsity=None, check=False)
 
 
 def jacobian(f, argnums=0, has_aux=False, *, mode="auto", chunk=None, jit=None, sparsity=None,
-             check=False):
+             check=None):
     """Jacobian of f with respect to args[argnums]; shape f(x).shape + x.shape.
 
     mode: "forward" (Dual passes, N/chunk of them), "reverse" (a tape and one sweep per
@@ -439,7 +442,7 @@ def jacobian(f, argnums=0, has_aux=False, *, mode="auto", chunk=None, jit=None, 
                       argnums, chunk, has_aux)
 
 
-def _python_jacobian(f, argnums, has_aux, mode, chunk, sparsity=None, check=False):
+def _python_jacobian(f, argnums, has_aux, mode, chunk, sparsity=None, check=None):
     f = OnDemand(python_twin(f))
     decisions = {}
     sparse = SparseJacobian(sparsity, mode, chunk, check) if sparsity is not None else None
@@ -479,7 +482,7 @@ def second_derivative(f, argnums=0, jit=None):
 
 
 def hessian(f, argnums=0, has_aux=False, *, chunk=None, jit=None, mode="auto", sparsity=None,
-            check=False):
+            check=None):
     """Exact Hessian of scalar f; shape x.shape + x.shape. For trees (and tuple argnums) the
     input structure with each leaf replaced by the input structure of blocks: H[a][b] =
     ∂²f/∂a∂b, as in JAX. With has_aux: (H, aux).
@@ -489,7 +492,7 @@ def hessian(f, argnums=0, has_aux=False, *, chunk=None, jit=None, mode="auto", s
     N/chunk passes, for large N; "auto" picks by dualad.modes' cost model.
     sparsity=True or a pattern: a symmetric scipy.sparse.csr_array (N, N), float64, by one
     forward-over-reverse pass per chunk of star colours (mode "auto" or
-    "forward-over-reverse"); check=True verifies each result on a random direction.
+    "forward-over-reverse"); check as jacfwd's.
     Given a numba dispatcher (or jit=True) it returns a compiled kernel (1-D input):
     diagonal blocks use symmetric hyper-duals, which store half of the ε1ε2 block.
     """

@@ -307,11 +307,15 @@ def test_check_catches_a_pattern_that_misses_a_nonzero():
         dualad.hessian(ROSEN, sparsity=hess_pattern, check=True)(x)
 
 
-def test_check_catches_a_detected_pattern_that_another_branch_breaks():
-    jac = dualad.jacobian(_branch, sparsity=True, check=True)
+@pytest.mark.parametrize("check", [None, True])
+def test_a_detected_pattern_that_another_branch_breaks_is_detected_again(check):
+    """f branched on x at detection: at a new x the result is checked, and where the other
+    branch needs more nonzeros the pattern is detected again (the union) and the result right."""
+    jac = dualad.jacobian(_branch, sparsity=True, check=check)
     jac(np.array([0.2, 0.3, 0.4]))  # detected here: diagonal
-    with pytest.raises(ValueError, match="detected at the first call"):
-        jac(np.array([0.9, 0.3, 0.4]))
+    x = np.array([0.9, 0.3, 0.4])
+    np.testing.assert_allclose(jac(x).toarray(), dualad.jacobian(_branch)(x))
+    assert jac.sparsity_plan(x).pattern.nnz > 3
 
 
 def test_bad_patterns_and_arguments_are_errors_that_say_so():

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .. import rules
-from ..number import primal
+from ..number import primal, unwrapped
 from .registry import axes_of, composition, linear, reject_options, stack_lists, with_values
 
 
@@ -58,7 +58,7 @@ def _chooser(choose):
         a = stack_lists(a)
         shape = np.shape(a)
         axes, keep = axes_of(axis, len(shape)), keepdims is True
-        values = np.asarray(primal(a))
+        values = np.asarray(unwrapped(a))  # the weights' (a tracer counts every entry of a lane)
         if values.size == 0:
             raise ValueError(f"zero-size array to reduction operation {choose.__name__} "
                              "which has no identity")
@@ -116,7 +116,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     if keepdims is True:
         result = np.expand_dims(result, axes)
     # the tree multiplies in another order than NumPy's reduction: NumPy's values
-    return with_values(result, np.prod(primal(a), axis=axes, keepdims=keepdims is True))
+    return with_values(result, np.prod(unwrapped(a), axis=axes, keepdims=keepdims is True))
 
 
 @composition(np.cumprod, compiled=True)
@@ -137,12 +137,16 @@ def cumprod(a, axis=None, dtype=None, out=None):
         shift *= 2
     # the scan multiplies in another order than NumPy's running product: keep its
     # derivatives, and NumPy's values
-    return with_values(scan, np.cumprod(primal(a), axis=ax))
+    return with_values(scan, np.cumprod(unwrapped(a), axis=ax))
 
 
 @composition(np.diff, compiled=True)
 def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
     a = stack_lists(a)
+    if n == 0:
+        return a  # NumPy's: no difference, prepend and append unused
+    if n < 0:
+        raise ValueError(f"order must be non-negative but got {n!r}")
     ax = axes_of(axis, np.ndim(a))[0]
     pieces = [p for p in (prepend, a, append) if p is not np._NoValue]
     if len(pieces) > 1:

@@ -36,7 +36,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..number import from_objects, is_layer, primal
+from ..number import from_objects, is_layer, primal, unwrapped
 
 __all__ = ["Entry", "REGISTRY", "KINDS", "selection", "linear", "multilinear", "jvp",
            "composition", "value_only", "build", "single", "with_values", "axes_of", "reject_options", "stack_lists",
@@ -172,7 +172,7 @@ def with_values(expr, value):
     finite they must agree already (each caller builds its non-finite cases as NumPy)."""
     value = np.asarray(value, dtype=np.float64)
     for _ in range(3):
-        v = np.asarray(primal(expr), dtype=np.float64)
+        v = np.asarray(unwrapped(expr), dtype=np.float64)  # NumPy's rounding, not a branch
         same = (v == value) | (np.isnan(v) & np.isnan(value))
         if same.all():
             return expr

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from ..number import assign, is_layer, primal
+from ..number import assign, is_layer, primal, unwrapped
 from .registry import axes_of, composition, linear, reject_options, stack_lists, with_values
 
 
@@ -57,10 +57,23 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue, *,
 @composition(np.std, compiled=True)
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue, *,
         where=np._NoValue, mean=np._NoValue, correction=np._NoValue):
-    """sqrt(var): where the variance is 0 (a constant sample) the derivative is nan, as
-    sqrt'(0)·0 in the chain rule (the standard deviation is not differentiable there)."""
-    return np.sqrt(var(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
-                       where=where, mean=mean, correction=correction))
+    """sqrt(var). Over a single entry (an axis of length 1) the deviation a - ā is 0 for
+    every a, so std is the constant 0 and its derivative exactly 0 (autograd's and JAX's
+    answer is the same); where the variance of several entries is 0 (equal entries) std is
+    not differentiable and the derivative is nan, as sqrt'(0)·0 in the chain rule."""
+    a = stack_lists(a)
+    result = np.sqrt(var(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+                         where=where, mean=mean, correction=correction))
+    if _single_entry(a, axis, mean, ddof if correction is np._NoValue else correction):
+        return np.zeros(np.shape(result))
+    return result
+
+
+def _single_entry(a, axis, mean, ddof):
+    """Whether each lane of the reduction holds one entry, centred on its own mean with a
+    positive divisor: the variance is then identically 0 (not only at this point)."""
+    n = math.prod(np.shape(a)[i] for i in axes_of(axis, np.ndim(a)))
+    return n == 1 and mean is np._NoValue and 1 - ddof > 0
 
 
 @composition(np.average, compiled=True)
@@ -73,7 +86,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=np._NoValue)
     keep = {} if keepdims is np._NoValue else {"keepdims": keepdims}
     if weights is None:
         avg = np.mean(a, axis, **keep)
-        scale = np.float64(np.size(primal(a)) / np.size(primal(avg)))
+        scale = np.float64(np.size(unwrapped(a)) / np.size(unwrapped(avg)))
     else:
         shape = np.shape(a)
         if np.shape(weights) != shape:
@@ -203,9 +216,15 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue, *,
 @composition(np.nanstd, compiled=True)
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue, *,
            where=np._NoValue, mean=np._NoValue, correction=np._NoValue):
-    """sqrt(nanvar) (derivative nan where the variance is 0, as std)."""
-    return np.sqrt(nanvar(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
-                          where=where, mean=mean, correction=correction))
+    """sqrt(nanvar), as std: the constant 0 where a lane holds one entry that is not nan
+    (derivative 0), derivative nan where the variance of several is 0."""
+    a = stack_lists(a)
+    result = np.sqrt(nanvar(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+                            where=where, mean=mean, correction=correction))
+    ddof = ddof if correction is np._NoValue else correction
+    count = np.sum(~np.isnan(primal(a)), axis=axis, keepdims=_keep(keepdims))
+    single = (count == 1) & (1 - ddof > 0)
+    return np.where(single, 0.0, result) if np.any(single) else result
 
 
 # ---- covariance ------------------------------------------------------------------------------
@@ -365,7 +384,7 @@ def _quantile_like(func, name, a, q, axis, out, method, keepdims, weights, inter
         raise TypeError(f"numpy.{name}: `interpolation` is deprecated; use `method`")
     q = _constant_q(q, name)
     a = stack_lists(a)
-    values = np.asarray(primal(a))
+    values = np.asarray(unwrapped(a))  # the weights' (a tracer counts every entry of a lane)
     axes = axes_of(axis, values.ndim)
     n = math.prod(values.shape[i] for i in axes)
     # each method's fractional position in the sorted lane, read off NumPy itself: its
@@ -395,7 +414,7 @@ def _percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear
 def _median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     reject_options(dict(out=out), "median")
     a = stack_lists(a)
-    values = np.asarray(primal(a))
+    values = np.asarray(unwrapped(a))  # the weights' (a tracer counts every entry of a lane)
     axes = axes_of(axis, values.ndim)
     n = math.prod(values.shape[i] for i in axes)
     keep = keepdims is True

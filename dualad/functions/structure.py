@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..number import assign, is_layer, primal
+from ..number import assign, is_layer, primal, unwrapped
 from .registry import (axes_of, reject_options, composition, selection, single, stack_lists,
                        value_only)
 
@@ -233,8 +233,8 @@ def diagflat(v, k=0):
 @composition(np.trace, compiled=True)
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     reject_options(dict(dtype=dtype, out=out), "trace")
-    if np.shape(np.diagonal(primal(a), offset, axis1, axis2))[-1] == 0:
-        return np.zeros(np.shape(np.trace(primal(a), offset, axis1, axis2)))
+    if np.shape(np.diagonal(unwrapped(a), offset, axis1, axis2))[-1] == 0:
+        return np.zeros(np.shape(np.trace(unwrapped(a), offset, axis1, axis2)))
     return np.sum(np.diagonal(a, offset, axis1, axis2), axis=-1)
 
 
@@ -261,7 +261,7 @@ def angle(z, deg=False):
 # ---- constant buffers and value-only functions ---------------------------------------------
 def _filled(a, fill_value, dtype, order, shape):
     """NumPy's full_like on a's values: a's shape laid out as a is (order 'K'), or `shape`."""
-    return np.full_like(np.asarray(primal(a)), fill_value, dtype=dtype or float, order=order, shape=shape)
+    return np.full_like(np.asarray(unwrapped(a)), fill_value, dtype=dtype or float, order=order, shape=shape)
 
 
 def _buffer(fill_value):

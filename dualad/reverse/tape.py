@@ -134,6 +134,8 @@ def scatter_add(size, positions, c):
 def _scatter_by_sorting(size, positions, c):
     """scatter_add from gathers, cumsum and assignment, which every layer differentiates:
     sort by position, and each position's total is a difference of the running sum."""
+    if positions.size == 0:  # nothing to add (np.repeat(x, 0)): zeros, of c's layer
+        return zeros_like_cotangent((size,), c)
     order = np.argsort(positions, kind="stable")
     sorted_positions = positions[order]
     running = np.cumsum(c[order])

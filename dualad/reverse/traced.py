@@ -23,7 +23,8 @@ import math
 
 import numpy as np
 
-from ..number import ArrayLike, ForwardNumber, assign, from_objects, is_layer, leader_of, primal
+from ..number import (ArrayLike, ForwardNumber, assign, constant_positions, from_objects, is_layer,
+                      leader_of, positions, primal)
 from .tape import Scattered, scatter_add, set_entries, unbroadcast
 
 __all__ = ["Traced", "leaf", "value_and_node", "record", "selection", "FUNCTIONS"]
@@ -107,14 +108,7 @@ class Traced(ArrayLike):
         laid out in memory as the root's values are (NumPy's order='K' results, np.sin(m.T),
         are F-ordered), so that probing a call on them finds NumPy's view-or-copy choice."""
         if self._base is None:
-            shape = np.shape(self._value)
-            positions = np.arange(math.prod(shape), dtype=np.intp).reshape(shape)
-            values = primal(self._value)  # a forward layer's components are laid out alike
-            if type(values) is np.ndarray and values.ndim >= 2 and not values.flags.c_contiguous:
-                laid_out = np.empty_like(values, dtype=np.intp)  # order='K'
-                laid_out[...] = positions
-                return laid_out
-            return positions
+            return positions(np.shape(self._value), self._value)
         if self._positions is None:
             self._positions, self._position_fn = np.asarray(self._position_fn()), None
         return self._positions
@@ -129,14 +123,18 @@ class Traced(ArrayLike):
             raise TypeError("cannot assign into an element of a scalar")
         item_value, item_node = value_and_node(item, self.tape)
         value = self._value.copy(order="K")  # an ndarray or a forward layer's number: its layout kept
+        shape = np.shape(value)
         value = assign(value, index, item_value)
         item_shape = np.shape(item_value)
+        basic = _is_basic(index)
 
         def vjp(c):
             kept = set_entries(c, index, 0.0)  # overwritten entries no longer reach the output
             if item_node is None:
                 return (kept,)
-            return kept, unbroadcast(c[index], item_shape)
+            if basic:  # each target entry once: c[index] is the item's (broadcast) cotangent
+                return kept, unbroadcast(c[index], item_shape)
+            return kept, _written_cotangent(c, shape, index, item_shape)
 
         nodes = (self._node,) if item_node is None else (self._node, item_node)
         self._value, self._node = value, self.tape.record(nodes, vjp)
@@ -145,9 +143,9 @@ class Traced(ArrayLike):
     def _sync(self):
         base = self._base
         if base is not None and base._version != self._base_version:
-            positions = self._root_positions()
-            fresh = selection(lambda arrays: arrays[0].reshape(-1)[positions.reshape(-1)].reshape(positions.shape),
-                           [base], base.tape)
+            where = self._root_positions()
+            fresh = selection(lambda arrays: arrays[0].reshape(-1)[where.reshape(-1)].reshape(where.shape),
+                              [base], base.tape)
             self._value, self._node = fresh._value, fresh._node
             self._base_version = base._version
 
@@ -158,6 +156,19 @@ class Traced(ArrayLike):
         """The same value and node in a new object (number.fresh): writes into it record a
         new node for it alone. Entries are never written in place (see _write)."""
         return Traced(self.value, self.tape, self.node)
+
+
+def _written_cotangent(c, shape, index, item_shape):
+    """The cotangent of the item of y[index] = item for an integer or boolean index: NumPy
+    writes entry by entry, so where the index repeats a position the last write wins (y[[1,
+    1]] = v stores v[1]) and only the item entries that survive in y receive its cotangent;
+    an item entry broadcast to several positions receives their sum."""
+    size = math.prod(item_shape)
+    landed = np.full(shape, -1, dtype=np.intp)
+    landed[index] = np.arange(size, dtype=np.intp).reshape(item_shape)  # NumPy's own writes
+    landed = landed.reshape(-1)
+    targets = np.flatnonzero(landed >= 0)
+    return np.reshape(scatter_add(size, landed[targets], np.reshape(c, (-1,))[targets]), item_shape)
 
 
 def leaf(value, tape):
@@ -262,24 +273,25 @@ def selection(fn, operands, tape, may_view=False):
     """
     split_operands = [value_and_node(op, tape) for op in operands]
     value = fn([v for v, _ in split_operands])
-    positions, pieces, total = [], [], 0
+    ids, pieces, total = [], [], 0
     for v, node in split_operands:
+        # laid out as the values: NumPy reads both in the same order (ravel(order='K'))
         shape = np.shape(v)
         if node is None:
-            positions.append(np.full(shape, -1, dtype=np.intp))
+            ids.append(constant_positions(shape, v))
             continue
         size = math.prod(shape)
-        positions.append(np.arange(total, total + size, dtype=np.intp).reshape(shape))
+        ids.append(positions(shape, v, total))
         pieces.append((node, total, size, shape))
         total += size
     if not pieces:
         return value
-    out_positions = np.asarray(fn(positions))
+    out_positions = np.asarray(fn(ids))
     is_view = False
     if may_view and len(operands) == 1:
         # NumPy's choice of view or copy depends on the operand's layout: a view of a root
         # array is probed on its positions in the root (np.ravel copies a view with gaps)
-        layout = operands[0]._root_positions() if isinstance(operands[0], Traced) else positions[0]
+        layout = operands[0]._root_positions() if isinstance(operands[0], Traced) else ids[0]
         is_view = np.shares_memory(np.asarray(fn([layout])), layout)
     kept = out_positions.reshape(-1)
     # entries at -1 are constants: of a constant operand, or new ones (np.pad's constant)

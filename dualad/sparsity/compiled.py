@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..arguments import Inputs, shape_key
+from ..arguments import Inputs
 from .compressed import (SparseJacobian, _colour_matrix, _dual_passes, _gradient_function,
-                         _gradient_leaves, _shape_error, _Sparse, random_direction)
+                         _gradient_leaves, _shape_error, _Sparse)
 from .detect import boolean_csr, hessian_pattern, jacobian_pattern
 
 __all__ = ["CompiledSparseJacobian", "CompiledSparseHessian", "pattern_from", "python_kernel"]
@@ -68,42 +68,44 @@ def python_kernel(twin, argnums, which):
 
 class _CompiledSparse(_Sparse):
     """What compiled sparse Jacobians and Hessians share: kernel(which) gives the compiled
-    kernels; the plan arrays are made once per input shapes (plan_arrays), the csr_array
-    here, and check=True runs a kernel on a random direction v (direction)."""
+    kernels; a plan's arrays are made once (plan_arrays, kept on the plan), the csr_array
+    here, and a check runs a kernel on a random direction v (direction). The compiled tracers
+    do not note which values f reads, so a detected plan counts as depending on them: it is
+    checked at each new point (compressed._Sparse)."""
 
     detector = None  # the name of the pattern kernel
 
     def __init__(self, sparsity, check, kernel):
         super().__init__(sparsity, check)
         self.kernel = kernel
-        self.arrays = {}
 
     def detect(self, f, args, argnums):
-        return pattern_from(self.kernel(self.detector)(*args))
+        return pattern_from(self.kernel(self.detector)(*args)), True
 
     def prepared(self, f, args, argnums):
-        """(kernel, plan arrays, Plan) for these arguments: checked and made once per shapes."""
-        key = shape_key(args)
-        found = self.arrays.get(key)
-        if found is None:
-            plan = self.plan(f, args, argnums)
-            which, arrays = self.plan_arrays(plan, f, args, argnums)
-            found = self.arrays[key] = (self.kernel(which, plan.shape[1]), arrays, plan)
-        return found
+        """(kernel, plan arrays, Plan) for these arguments."""
+        plan = self.plan(f, args, argnums)
+        return self._compiled(plan, f, args, argnums) + (plan,)
 
-    def __call__(self, f, args, argnums):
+    def _compiled(self, plan, f, args, argnums):
+        """(kernel, its plan arrays), made once per plan and checked against f's arguments."""
+        if getattr(plan, "compiled", None) is None:
+            which, arrays = self.plan_arrays(plan, f, args, argnums)
+            plan.compiled = (self.kernel(which, plan.shape[1]), arrays)
+        return plan.compiled
+
+    def evaluate(self, f, args, argnums, plan):
         import scipy.sparse  # noqa: PLC0415 - lazy: import dualad stays fast
-        kernel, arrays, plan = self.prepared(f, args, argnums)
+        kernel, arrays = self._compiled(plan, f, args, argnums)
         values = kernel(*args, *arrays)
         # the index arrays copied (astype): scipy changes them in place (eliminate_zeros, ...)
-        result = scipy.sparse.csr_array((values, plan.pattern.indices.astype(np.int64),
-                                         plan.pattern.indptr.astype(np.int64)),
-                                        shape=plan.shape, copy=False)
-        if self.check:
-            v = random_direction(plan.shape[1])
-            which, direction = self.direction(plan, v)
-            self._verify(f, result, self.kernel(which, plan.shape[1])(*args, *direction), v, plan)
-        return result
+        return scipy.sparse.csr_array((values, plan.pattern.indices.astype(np.int64),
+                                       plan.pattern.indptr.astype(np.int64)),
+                                      shape=plan.shape, copy=False)
+
+    def directional(self, f, args, argnums, plan, v):
+        which, direction = self.direction(plan, v)
+        return self.kernel(which, plan.shape[1])(*args, *direction)
 
 
 class CompiledSparseJacobian(_CompiledSparse):

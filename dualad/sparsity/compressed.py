@@ -22,19 +22,22 @@ a forward-over-reverse pass): a pattern that misses a nonzero there raises.
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
 from ..arguments import Inputs, name_of, read_output, read_outputs, shape_key
 from ..dual import Dual
 from ..forward import check_scalar
 from ..modes import TANGENT_BUDGET
-from ..number import is_layer, scoped_tag
+from ..number import is_layer, scoped_tag, unwrapped
 from ..recording import Recording
-from ..tree import flatten
+from ..tree import Static, flatten, is_node
 from .coloring import column_coloring, n_colors, row_coloring, star_coloring
-from .detect import hessian_pattern, jacobian_pattern
+from .detect import traced_hessian_pattern, traced_jacobian_pattern
 
-__all__ = ["SparseJacobian", "SparseHessian", "Plan", "as_pattern", "check_sparsity_arguments"]
+__all__ = ["SparseJacobian", "SparseHessian", "Plan", "as_pattern", "check_sparsity_arguments",
+           "point_keys"]
 
 _GENERATOR = []  # made at the first check (numpy.random is not imported by import dualad)
 
@@ -97,6 +100,9 @@ class Plan:
 
     def __init__(self, pattern, symmetric=False):
         self.pattern = pattern
+        # a detected plan: whether f read its tracers' values, and the point (the
+        # differentiated values' key, the continuous undifferentiated ones') where it holds
+        self.detected, self.read_values, self.point = False, False, None
         self.shape = pattern.shape
         self.symmetric = symmetric
         self._colors = {}
@@ -195,45 +201,139 @@ def _colour_matrix(colors, lo=0, hi=None):
     return s
 
 
+_UNKNOWN = "unknown"  # the continuous key of a value dualad cannot read (checked at every call)
+
+
+def _array_key(a):
+    """A hashable key of an array's dtype, shape and entries."""
+    a = np.ascontiguousarray(a)
+    data = a.tobytes() if a.nbytes <= 8192 else hashlib.blake2b(a.tobytes(), digest_size=16).digest()
+    return a.dtype.str, a.shape, data
+
+
+def point_keys(values):
+    """(discrete, continuous): keys of what f is given besides the differentiated leaves.
+    Discrete values (ints, bools, strings, None, integer and boolean arrays) choose indices
+    and branches: a plan is kept per discrete key. Continuous ones (floats, float arrays,
+    numbers of an enclosing transform) may too, invisibly to the tracer: a plan reused at
+    new ones is checked; _UNKNOWN where some value is neither (an object, a function)."""
+    discrete, continuous = [], []
+
+    def add(leaf):
+        if isinstance(leaf, Static):
+            leaf = leaf.value
+        if is_layer(leaf):
+            leaf = np.asarray(unwrapped(leaf))
+        if leaf is None or isinstance(leaf, (bool, int, str, bytes, np.bool_, np.integer)):
+            discrete.append((type(leaf).__name__, leaf))
+        elif isinstance(leaf, (float, np.floating)):
+            continuous.append(float(leaf))
+        elif isinstance(leaf, np.ndarray) and leaf.dtype.kind in "biuUS":
+            discrete.append(_array_key(leaf))
+        elif isinstance(leaf, np.ndarray) and leaf.dtype.kind == "f":
+            continuous.append(_array_key(leaf))
+        elif is_node(leaf) or isinstance(leaf, Static):
+            for item in flatten(leaf)[0]:
+                add(item)
+        else:
+            continuous.append(_UNKNOWN)
+
+    for value in values:
+        add(value)
+    return tuple(discrete), (_UNKNOWN if _UNKNOWN in continuous else tuple(continuous))
+
+
 class _Sparse:
-    """What SparseJacobian and SparseHessian share: plans per input shapes, check."""
+    """What SparseJacobian and SparseHessian share: plans, and when a reused one is checked.
+
+    A plan is kept per input structure, shapes and discrete undifferentiated values
+    (point_keys). A detected plan holds where it was detected; it is reused elsewhere
+    unchecked only while f did not read its tracers' values (tracer.Context.read_values) and
+    the continuous undifferentiated values are those of its detection. Otherwise (check=None,
+    the default) the result is checked at each new point with one dense directional
+    derivative, and where it fails the pattern is detected again at this point (the union of
+    both) and the result computed anew. check=True checks every result, check=False none (a
+    pattern the user vouches for); a given pattern is checked only with check=True, and a
+    failure there raises."""
 
     what = ""
 
     def __init__(self, sparsity, check):
         self.given = None if sparsity is True else as_pattern(sparsity)
-        self.check = bool(check)
+        self.check = check if check is None else bool(check)
         self.plans = {}
 
     def plan(self, f, args, argnums):
-        """The Plan for these arguments' structure and shapes (detected once per key)."""
-        key = shape_key(args)
-        if key not in self.plans:
-            if self.given is not None:
-                pattern = self.given
-                if self.symmetric:
-                    pattern = as_pattern(pattern + pattern.T) if pattern.shape[0] == pattern.shape[1] else pattern
-            else:
-                pattern = self.detect(f, args, argnums)
-            self.plans[key] = Plan(pattern, self.symmetric)
-        return self.plans[key]
+        """The Plan for these arguments (detected once per key)."""
+        return self._plan_at(f, args, argnums)[0]
 
-    def _verify(self, f, result, exact_times_v, v, plan):
-        """Raise where result·v and the dense directional derivative differ."""
-        approx = result @ v
-        scale = abs(result) @ np.abs(v) + np.abs(exact_times_v)
-        both = np.isfinite(approx) & np.isfinite(exact_times_v)
-        bad = both & (np.abs(approx - exact_times_v) > 1e-8 * scale + 1e-300)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            origin = ("the pattern given as sparsity=" if self.given is not None else
-                      "the pattern detected at the first call (f's branches at these arguments "
-                      "differ from that point's)")
+    def _plan_at(self, f, args, argnums):
+        """(plan, its key, this point: the differentiated values' key and the continuous
+        undifferentiated ones')."""
+        inputs = Inputs(f, args, argnums)
+        discrete, continuous = point_keys(inputs.undifferentiated())
+        key = (shape_key(args), discrete)
+        point = (tuple(_array_key(np.asarray(unwrapped(x))) for x in inputs.xs), continuous)
+        plan = self.plans.get(key)
+        if plan is None:
+            plan = self.plans[key] = self._new_plan(f, args, argnums, point)
+        return plan, key, point
+
+    def _new_plan(self, f, args, argnums, point, previous=None):
+        """A plan of the given pattern, or detected at this point (with previous: the union of
+        its pattern and previous's, which failed here)."""
+        if self.given is not None:
+            pattern = self.given
+            if self.symmetric and pattern.shape[0] == pattern.shape[1]:
+                pattern = as_pattern(pattern + pattern.T)
+            return Plan(pattern, self.symmetric)
+        pattern, read_values = self.detect(f, args, argnums)
+        if previous is not None:
+            pattern = as_pattern(pattern + previous.pattern)
+            read_values = read_values or previous.read_values
+        plan = Plan(pattern, self.symmetric)
+        plan.detected, plan.read_values, plan.point = True, read_values, point
+        return plan
+
+    def _needs_check(self, plan, point):
+        if self.check is not None:
+            return self.check
+        if not plan.detected:
+            return False
+        x_key, continuous = point
+        return (continuous == _UNKNOWN or continuous != plan.point[1] or
+                (plan.read_values and x_key != plan.point[0]))
+
+    def __call__(self, f, args, argnums):
+        plan, key, point = self._plan_at(f, args, argnums)
+        result = self.evaluate(f, args, argnums, plan)
+        if not self._needs_check(plan, point):
+            return result
+        v = random_direction(plan.shape[1])
+        exact = self.directional(f, args, argnums, plan, v)
+        row = _mismatch(result, exact, v)
+        if row is None:
+            if plan.detected:
+                plan.point = point  # known to hold here: the next call at this point is not checked
+            return result
+        if not plan.detected:
             raise ValueError(
-                f"check=True: {origin} misses a nonzero of the {self.what} of {name_of(f)} in row "
-                f"{i}: on a random direction v, ({self.what}·v)[{i}] is {exact_times_v[i]!r} but the "
-                f"sparse {self.what} gives {approx[i]!r}. Pass a pattern that includes that row's "
-                "nonzeros (e.g. the union of dualad's patterns at several points), or drop sparsity=")
+                f"check=True: the pattern given as sparsity= misses a nonzero of the {self.what} "
+                f"of {name_of(f)} in row {row}: on a random direction v, ({self.what}·v)[{row}] is "
+                f"{exact[row]!r} but the sparse {self.what} gives {(result @ v)[row]!r}. Pass a "
+                "pattern that includes that row's nonzeros (e.g. the union of dualad's patterns "
+                "at several points), or drop sparsity=")
+        plan = self.plans[key] = self._new_plan(f, args, argnums, point, previous=plan)
+        return self.evaluate(f, args, argnums, plan)
+
+
+def _mismatch(result, exact_times_v, v):
+    """The first row where result·v and the dense directional derivative differ, or None."""
+    approx = result @ v
+    scale = abs(result) @ np.abs(v) + np.abs(exact_times_v)
+    both = np.isfinite(approx) & np.isfinite(exact_times_v)
+    bad = both & (np.abs(approx - exact_times_v) > 1e-8 * scale + 1e-300)
+    return int(np.flatnonzero(bad)[0]) if bad.any() else None
 
 
 class SparseJacobian(_Sparse):
@@ -247,10 +347,9 @@ class SparseJacobian(_Sparse):
         self.mode, self.chunk = ("forward" if chunk is not None and mode == "auto" else mode), chunk
 
     def detect(self, f, args, argnums):
-        return jacobian_pattern(f, args, argnums)
+        return traced_jacobian_pattern(f, args, argnums)
 
-    def __call__(self, f, args, argnums):
-        plan = self.plan(f, args, argnums)
+    def evaluate(self, f, args, argnums, plan):
         inputs = Inputs(f, args, argnums)
         if inputs.n != plan.shape[1]:
             raise _shape_error("Jacobian", f, plan.shape, None, inputs.n)
@@ -259,24 +358,23 @@ class SparseJacobian(_Sparse):
             compressed, n_out = _dual_passes(f, inputs, _colour_matrix(plan.colors("columns")),
                                              "Jacobian", _outputs(f), self.chunk)
             self._check_rows(f, plan, n_out, inputs.n)
-            result = plan.assemble(compressed, "columns")
-        else:
-            recording = Recording(f, args, argnums)
-            self._check_rows(f, plan, recording.n_out, inputs.n)
-            colors = plan.colors("rows")
-            compressed = np.zeros((n_colors(colors), inputs.n))
-            for k in range(n_colors(colors)):
-                cotangent = (colors == k).astype(np.float64)
-                if len(recording.sizes) == 1:
-                    cotangent = cotangent.reshape(recording.shapes[0])
-                pieces = _float_blocks(recording.pull_flat(cotangent), "Jacobian")
-                compressed[k] = np.concatenate([np.ravel(p) for p in pieces]) if pieces else 0.0
-            result = plan.assemble(compressed, "rows")
-        if self.check:
-            v = random_direction(inputs.n)
-            jv, _ = _dual_passes(f, inputs, v[:, None], "Jacobian", _outputs(f))
-            self._verify(f, result, jv[:, 0], v, plan)
-        return result
+            return plan.assemble(compressed, "columns")
+        recording = Recording(f, args, argnums)
+        self._check_rows(f, plan, recording.n_out, inputs.n)
+        colors = plan.colors("rows")
+        compressed = np.zeros((n_colors(colors), inputs.n))
+        for k in range(n_colors(colors)):
+            cotangent = (colors == k).astype(np.float64)
+            if len(recording.sizes) == 1:
+                cotangent = cotangent.reshape(recording.shapes[0])
+            pieces = _float_blocks(recording.pull_flat(cotangent), "Jacobian")
+            compressed[k] = np.concatenate([np.ravel(p) for p in pieces]) if pieces else 0.0
+        return plan.assemble(compressed, "rows")
+
+    def directional(self, f, args, argnums, plan, v):
+        """J·v by one Dual pass."""
+        jv, _ = _dual_passes(f, Inputs(f, args, argnums), v[:, None], "Jacobian", _outputs(f))
+        return jv[:, 0]
 
     @staticmethod
     def _check_rows(f, plan, n_out, n_in):
@@ -325,20 +423,20 @@ class SparseHessian(_Sparse):
         self.chunk = chunk
 
     def detect(self, f, args, argnums):
-        return hessian_pattern(f, args, argnums)
+        return traced_hessian_pattern(f, args, argnums)
 
-    def __call__(self, f, args, argnums):
-        plan = self.plan(f, args, argnums)
+    def evaluate(self, f, args, argnums, plan):
         gradient = _gradient_function(f, argnums)
         inputs = Inputs(gradient, args, argnums)
         if plan.shape != (inputs.n, inputs.n):
             raise _shape_error("Hessian", f, plan.shape, inputs.n, inputs.n)
-        colors = plan.colors("star")
-        compressed, _ = _dual_passes(gradient, inputs, _colour_matrix(colors), "Hessian",
+        compressed, _ = _dual_passes(gradient, inputs, _colour_matrix(plan.colors("star")), "Hessian",
                                      _gradient_leaves(gradient), self.chunk)
-        result = plan.assemble(compressed, "star")
-        if self.check:
-            v = random_direction(inputs.n)
-            hv, _ = _dual_passes(gradient, inputs, v[:, None], "Hessian", _gradient_leaves(gradient))
-            self._verify(f, result, hv[:, 0], v, plan)
-        return result
+        return plan.assemble(compressed, "star")
+
+    def directional(self, f, args, argnums, plan, v):
+        """H·v by one forward-over-reverse pass."""
+        gradient = _gradient_function(f, argnums)
+        hv, _ = _dual_passes(gradient, Inputs(gradient, args, argnums), v[:, None], "Hessian",
+                             _gradient_leaves(gradient))
+        return hv[:, 0]

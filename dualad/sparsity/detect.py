@@ -23,7 +23,8 @@ from ..tree import flatten
 from ..twin import python_twin
 from .tracer import Context, SparsityTracer
 
-__all__ = ["jacobian_sparsity", "hessian_sparsity", "jacobian_pattern", "hessian_pattern"]
+__all__ = ["jacobian_sparsity", "hessian_sparsity", "jacobian_pattern", "hessian_pattern",
+           "traced_jacobian_pattern", "traced_hessian_pattern"]
 
 
 def _trace(f, args, argnums, hessian):
@@ -60,16 +61,27 @@ def boolean_csr(indptr, indices, shape):
 
 def jacobian_pattern(f, args, argnums):
     """The boolean (M, N) Jacobian pattern of f at args (one traced run)."""
+    return traced_jacobian_pattern(f, args, argnums)[0]
+
+
+def traced_jacobian_pattern(f, args, argnums):
+    """(the Jacobian pattern of f at args, whether f read its tracers' values: a pattern that
+    may hold at these values only)."""
     inputs, read, ctx = _trace(f, args, argnums, hessian=False)
     ids = [np.zeros(np.size(v), dtype=np.int64) if g is None else np.reshape(g, -1)
            for v, g, _ in read]
     flat = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
     indptr, keys = ctx.g.rows(flat)
-    return boolean_csr(indptr, keys, (len(flat), inputs.n))
+    return boolean_csr(indptr, keys, (len(flat), inputs.n)), ctx.read_values
 
 
 def hessian_pattern(f, args, argnums):
     """The boolean, symmetric (N, N) Hessian pattern of scalar f at args (one traced run)."""
+    return traced_hessian_pattern(f, args, argnums)[0]
+
+
+def traced_hessian_pattern(f, args, argnums):
+    """(the Hessian pattern of scalar f at args, whether f read its tracers' values)."""
     inputs, read, ctx = _trace(f, args, argnums, hessian=True)
     if len(read) != 1:
         raise TypeError(f"hessian_sparsity needs {name_of(f)} to return a scalar; it returned "
@@ -83,7 +95,7 @@ def hessian_pattern(f, args, argnums):
     rows, cols = np.divmod(both, max(n, 1))
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
-    return boolean_csr(indptr, cols, (n, n))
+    return boolean_csr(indptr, cols, (n, n)), ctx.read_values
 
 
 def _pattern_function(f, argnums, pattern, what):

@@ -40,7 +40,8 @@ import math
 import numpy as np
 
 from ..functions.registry import axes_of, build
-from ..number import ArrayLike, assign, fresh, from_objects, is_layer, leader_of, primal
+from ..number import (ArrayLike, assign, fresh, from_objects, in_layout, is_layer, leader_of, primal,
+                      unwrapped)
 from ..functions.multilinear import explicit_terms
 from .sets import Builder, Table, cross, union
 
@@ -51,11 +52,14 @@ FUNCTIONS: dict = {}
 
 
 class Context:
-    """One detection: its tag, the number n of inputs, and the set tables (h only for
-    Hessian patterns)."""
+    """One detection: its tag, the number n of inputs, the set tables (h only for Hessian
+    patterns), and whether f read the values of its tracers (read_values: a comparison, a
+    branch, int(), argmax, sort, ... through number.primal), so that the pattern it found
+    may hold at this x only."""
 
     def __init__(self, tag, n, hessian):
         self.tag, self.n = tag, int(n)
+        self.read_values = False
         self.g = Table(max(self.n, 1))
         self.h = Table(max(self.n, 1) ** 2) if hessian else None
 
@@ -72,11 +76,19 @@ class SparsityTracer(ArrayLike):
     _functions = FUNCTIONS
 
     def __init__(self, value, g, h, ctx):
-        self.value, self.g, self.h, self.ctx = value, g, h, ctx
+        # the ids laid out in memory as the value (every maker of sets builds them in C order):
+        # NumPy's calls then read both in one order and make a view of both or of neither
+        layout = unwrapped(value)
+        self.value, self.ctx = value, ctx
+        self.g = g if g is None else in_layout(g, layout)
+        self.h = h if h is None else in_layout(h, layout)
 
     @property
     def tag(self):
         return self.ctx.tag
+
+    def _note_read(self):
+        self.ctx.read_values = True
 
     @classmethod
     def _leads(cls, leader):
@@ -185,8 +197,10 @@ class SparsityTracer(ArrayLike):
 
 # ---- NumPy functions by kind ------------------------------------------------------------------
 def _ids_of(split, which):
-    """The id arrays of split operands (which: 1 for g, 2 for h), zeros for constants."""
-    return [_zeros(np.shape(s[0])) if s[which] is None else s[which] for s in split]
+    """The id arrays of split operands (which: 1 for g, 2 for h), zeros for constants (laid
+    out as their values)."""
+    return [in_layout(_zeros(np.shape(s[0])), unwrapped(s[0])) if s[which] is None else s[which]
+            for s in split]
 
 
 def _call_on_ids(call, ids):

@@ -1,0 +1,282 @@
+"""Regression tests for the silent wrong results and crashes of issue 39 (round three), one
+or more per item, on the Python path; each fails on the code before its fix. The guards of
+each kind are elsewhere: tests/test_fuzz_layouts.py (repeated-index writes, memory orders,
+the sparsity tracer), tests/test_sparsity_plans.py (reused plans), tests/test_cache.py
+(callees in other modules), tests/compiled/test_trust_round_three_compiled.py (the
+compiled items)."""
+
+import numpy as np
+import pytest
+
+import dualad
+
+MODES = ("forward", "reverse")
+
+
+def dense(f, x, *args, **kwargs):
+    return dualad.jacobian(f, mode="forward")(x, *args, **kwargs)
+
+
+def every_jacobian(f, x):
+    """Forward, reverse, auto and sparse (forward and reverse) Jacobians of f at x."""
+    out = {mode: dualad.jacobian(f, mode=mode)(x) for mode in ("forward", "reverse", "auto")}
+    for mode in MODES:
+        out[f"sparse {mode}"] = dualad.jacobian(f, mode=mode, sparsity=True)(x).toarray().reshape(
+            out["forward"].shape)
+    return out
+
+
+def assert_all_equal(results, expected, atol=1e-12):
+    for name, got in results.items():
+        np.testing.assert_allclose(got, expected, atol=atol, err_msg=name)
+
+
+# ---- item 1: item assignment with a repeated integer index ---------------------------------------
+def last_write_wins(x):
+    y = np.zeros(4)
+    y[[1, 1]] = x[:2]           # NumPy: y[1] = x[1]
+    return np.sum(y * np.arange(4.0)) + 0.0 * x[3]
+
+
+def repeated_in_place(x):
+    y = x.copy()
+    y[[1, 1]] += x[2:]          # NumPy: y[1] = x[1] + x[3] (the gather twice, the last write kept)
+    return y
+
+
+def broadcast_into_repeated(x):
+    y = x * 1.0
+    y[[0, 2, 0]] = x[3]         # one item entry broadcast to three writes, two landing
+    return y * np.arange(1.0, 5.0)
+
+
+def boolean_and_fancy_mixed(x):
+    m = np.outer(x, x[:3])
+    m[[0, 0, 3], [1, 1, 2]] = x[1:4] * 2.0
+    return m.ravel()
+
+
+@pytest.mark.parametrize("f", [last_write_wins, repeated_in_place, broadcast_into_repeated,
+                               boolean_and_fancy_mixed])
+def test_a_repeated_index_write_is_differentiated_as_numpy_writes_it(f):
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    expected = dense(f, x)
+    assert_all_equal(every_jacobian(f, x), expected)
+
+
+def test_repeated_in_place_gradient_is_numpys():
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    g = dualad.grad(lambda x: np.sum(repeated_in_place(x) * np.arange(4.0)), mode="reverse")(x)
+    np.testing.assert_array_equal(g, [0.0, 1.0, 2.0, 4.0])
+
+
+def test_second_order_through_a_repeated_index_write():
+    def f(x):
+        y = x * x
+        y[[2, 2]] = x[:2] ** 3
+        return np.sum(y)
+    x = np.array([0.5, 1.5, 2.0])
+    expected = dualad.hessian(f, mode="forward")(x)
+    np.testing.assert_allclose(expected, np.diag([2.0, 2.0 + 6.0 * 1.5, 0.0]))  # x0² + x1² + x1³
+    np.testing.assert_allclose(dualad.hessian(f, mode="forward-over-reverse")(x), expected)
+    np.testing.assert_allclose(dualad.hessian(f, sparsity=True)(x).toarray(), expected)
+    np.testing.assert_allclose(dualad.hvp(f)(x, np.ones(3)), expected @ np.ones(3))
+
+
+# ---- item 2: memory orders and views --------------------------------------------------------------
+def ravel_k(x):
+    m = np.sin(x.reshape(2, 3).T)   # F-ordered, as NumPy lays out sin of a transpose
+    return np.ravel(m, order="K") * np.arange(6.0)
+
+
+def reshape_a(x):
+    m = np.sin(x.reshape(2, 3).T)
+    return m.reshape(6, order="A") * np.arange(6.0)
+
+
+def flatten_k(x):
+    return np.cos(x.reshape(3, 2).T).flatten("K") * np.arange(6.0)
+
+
+def method_ravel_f(x):
+    return x.reshape(2, 3).ravel(order="F") ** 2
+
+
+def copy_of_f_ordered_ravel(x):
+    m = np.sin(x.reshape(2, 3).T)   # F-ordered: NumPy's ravel() is a copy
+    r = np.ravel(m)
+    r[0] = x[5]                     # so m keeps sin(x[0])
+    return np.concatenate([np.ravel(m, order="C"), r])
+
+
+def built_then_viewed(x):
+    x = np.asarray(x)               # as library code starts: the function runs over buffers
+    m = np.array([[x[0], x[1]], [x[2], x[3]]])
+    mt = m.T * 1.0                  # F-ordered, as NumPy lays out a product of a transpose
+    v = mt.T.ravel()                # a view: C-contiguous
+    v[0] = 10.0 * x[3]
+    return mt.ravel()
+
+
+def fortran_of_duals(x):
+    m = np.asfortranarray(x.reshape(2, 2) * 1.0)
+    v = m.T.ravel()                 # a view: m.T is C-contiguous
+    v[0] = 10.0 * x[3]
+    return m.ravel()
+
+
+@pytest.mark.parametrize("f", [ravel_k, reshape_a, flatten_k, method_ravel_f, copy_of_f_ordered_ravel])
+def test_memory_orders_are_numpys_on_every_layer(f):
+    x = np.arange(1.0, 7.0) * 0.3
+    expected = dense(f, x)
+    assert_all_equal(every_jacobian(f, x), expected)
+    pattern = dualad.jacobian_sparsity(f)(x).toarray()
+    assert np.all(pattern[expected != 0]), "the pattern misses a nonzero"
+
+
+@pytest.mark.parametrize("f", [built_then_viewed, fortran_of_duals])
+def test_arrays_built_from_duals_are_laid_out_as_numpy_lays_them(f):
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    value = f(x.copy())
+    results = every_jacobian(f, x)
+    expected = np.zeros((4, 4))
+    for row, entry in enumerate(value):  # each output is one x entry, or 10·x[3] at the write
+        if entry == 10.0 * x[3]:
+            expected[row, 3] = 10.0
+        else:
+            expected[row, int(np.flatnonzero(x == entry)[0])] = 1.0
+    assert_all_equal(results, expected)
+
+
+# ---- item 5 ---------------------------------------------------------------------------------------
+def test_diff_of_order_zero_is_the_input_unchanged():
+    def f(x):
+        return np.diff(x.reshape(3, 1) * np.ones(3), n=0, prepend=x[0] * np.ones((1, 3)), axis=0)
+    x = np.arange(3.0)
+    assert f(x).shape == (3, 3)
+    for mode in MODES:
+        jac = dualad.jacobian(f, mode=mode)(x)
+        assert jac.shape == (3, 3, 3)
+        np.testing.assert_array_equal(jac[:, :, 1], [[0, 0, 0], [1, 1, 1], [0, 0, 0]])
+    with pytest.raises(ValueError, match="non-negative"):
+        dualad.grad(lambda x: np.sum(np.diff(x, n=-1)))(x)
+
+
+# ---- item 6 ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["forward", "reverse", "auto"])
+def test_std_of_a_single_entry_is_constant_zero(mode):
+    np.testing.assert_array_equal(dualad.grad(np.std, mode=mode)(np.array([2.0])), [0.0])
+    g = dualad.grad(lambda x: np.sum(np.std(x, axis=0)), mode=mode)(np.arange(3.0).reshape(1, 3))
+    np.testing.assert_array_equal(g, np.zeros((1, 3)))
+    g = dualad.grad(lambda x: np.sum(np.nanstd(x, axis=1)), mode=mode)(np.array([[1.0, np.nan], [1.0, 2.0]]))
+    np.testing.assert_array_equal(g, [[0.0, 0.0], [-0.5, 0.5]])
+
+
+def test_std_of_equal_entries_is_not_differentiable_and_says_nan():
+    with np.errstate(all="ignore"):
+        g = dualad.grad(np.std)(np.array([2.0, 2.0]))
+    assert np.all(np.isnan(g))
+
+
+def test_std_single_entry_second_order_is_zero():
+    np.testing.assert_array_equal(dualad.hessian(lambda x: np.std(x[:1]) + x[1] ** 2)(np.array([1.0, 2.0])),
+                                  [[0.0, 0.0], [0.0, 2.0]])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_derivatives_of_narrow_float_inputs_have_their_dtype(dtype):
+    x = np.array([1.0, 2.0, 3.0], dtype=dtype)
+
+    def f(x):
+        return np.sum(x ** 2)
+    for mode in MODES:
+        g = dualad.grad(f, mode=mode)(x)
+        assert g.dtype == dtype
+        np.testing.assert_array_equal(g, (2 * x).astype(dtype))
+        assert dualad.jacobian(lambda x: x ** 2, mode=mode)(x).dtype == dtype
+    assert dualad.hessian(f)(x).dtype == dtype
+    assert dualad.vjp(lambda x: x ** 2, x)[1](np.ones(3))[0].dtype == dtype
+    assert dualad.grad(f)(x.astype(np.float64)).dtype == np.float64
+
+
+# ---- item 7 ---------------------------------------------------------------------------------------
+def sin_of_asarray_of_a_sum(x):
+    s = np.sum(x)
+    return np.sum(np.sin(np.asarray(s)) * x)
+
+
+def test_second_order_through_asarray_of_a_zero_d_intermediate():
+    x = np.array([0.3, 0.5, 0.7])
+    expected = dualad.hessian(sin_of_asarray_of_a_sum, mode="forward")(x)
+    s = x.sum()  # f = sin(s)·s: every second partial is 2 cos s − s sin s
+    analytic = np.full((3, 3), 2 * np.cos(s) - np.sin(s) * s)
+    np.testing.assert_allclose(expected, analytic, rtol=1e-13)
+    np.testing.assert_allclose(dualad.hessian(sin_of_asarray_of_a_sum, mode="forward-over-reverse")(x), analytic,
+                               rtol=1e-13)
+    np.testing.assert_allclose(dualad.hessian(sin_of_asarray_of_a_sum, sparsity=True)(x).toarray(), analytic,
+                               rtol=1e-13)
+    np.testing.assert_allclose(dualad.hvp(sin_of_asarray_of_a_sum)(np.ones(40) * 0.01, np.ones(40)),
+                               dualad.hessian(sin_of_asarray_of_a_sum, mode="forward")(np.ones(40) * 0.01) @ np.ones(40),
+                               rtol=1e-12)
+
+
+@pytest.mark.parametrize("g", [lambda ab: ab[0] * ab[1], lambda ab: np.dot(ab[0], ab[1]),
+                               lambda ab: np.tensordot(ab[0], ab[1], axes=0)])
+@pytest.mark.parametrize("along_itself", [False, True])
+def test_third_order_nesting_on_a_tuple_of_floats(g, along_itself):
+    """jvp(vjp(jvp(g))) of a·b; along_itself, each jvp's tangent is its primal (the form that
+    wrote into a 0-d dual through x[..., None])."""
+    def inner(ab):
+        return dualad.jvp(g, (ab,), (ab if along_itself else (1.0, 2.0),))[1]  # 2ab, or 2a + b
+
+    def middle(ab):
+        return dualad.vjp(inner, ab)[1](1.0)[0]
+
+    p = (2.0, 3.0)
+    value, tangent = dualad.jvp(middle, (p,), (p if along_itself else (1.0, 0.0),))
+    if along_itself:  # ∇(2ab) = (2b, 2a), along (a, b): (2b, 2a)
+        assert tuple(map(float, value)) == (6.0, 4.0) and tuple(map(float, tangent)) == (6.0, 4.0)
+    else:
+        assert tuple(map(float, value)) == (2.0, 1.0) and tuple(map(float, tangent)) == (0.0, 0.0)
+
+
+# ---- item 8 ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("f", [lambda x: np.repeat(x, 0), lambda x: np.array_split(x, 5)[4]])
+def test_vjp_of_vjp_of_an_empty_output(f):
+    x = np.ones(3)
+    out, _ = dualad.vjp(f, x)
+    assert out.shape == (0,)
+    (ct,) = dualad.vjp(lambda x: dualad.vjp(f, x)[1](np.zeros(0))[0], x)[1](np.ones(3))
+    np.testing.assert_array_equal(ct, np.zeros(3))
+    (back,) = dualad.vjp(lambda c: dualad.vjp(f, x)[1](c)[0], np.zeros(0))[1](np.ones(3))
+    assert back.shape == (0,)
+
+
+# ---- item 9 ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_interp_with_differentiated_left_and_right(mode):
+    xp, fp = np.array([0.0, 1.0]), np.array([0.0, 1.0])
+
+    def f(p):
+        return np.interp(np.array([-1.0, 0.5, 5.0]), xp, fp, left=p[0], right=p[1])
+
+    def positional(p):
+        return np.interp(np.array([-1.0, 0.5, 5.0]), xp, fp, p[0], p[1])
+
+    for g in (f, positional):
+        np.testing.assert_array_equal(dualad.jacobian(g, mode=mode)(np.array([2.0, 3.0])),
+                                      [[1.0, 0.0], [0.0, 0.0], [0.0, 1.0]])
+
+
+def test_ndarray_methods_take_every_argument_ndarrays_take():
+    x = np.arange(1.0, 7.0)
+    for mode in MODES:
+        jac = dualad.jacobian(lambda x: x.reshape(2, 3).ravel(order="F"), mode=mode)(x)
+        np.testing.assert_array_equal(jac, np.eye(6)[[0, 3, 1, 4, 2, 5]])
+        g = dualad.grad(lambda x: x.reshape(2, 3).sum(axis=0, keepdims=True).max(axis=1)[0], mode=mode)(x)
+        np.testing.assert_array_equal(g, [0, 0, 1, 0, 0, 1])
+        g = dualad.grad(lambda x: x.reshape(2, 3).std(axis=1, ddof=1).sum(), mode=mode)(x)
+        np.testing.assert_allclose(g, dualad.grad(lambda x: np.std(x.reshape(2, 3), axis=1, ddof=1).sum())(x))
+
+
+# ---- item 11 --------------------------------------------------------------------------------------
