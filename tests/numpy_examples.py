@@ -23,6 +23,13 @@ def spd(x, n=3):
     return a @ a.T + np.diag(np.arange(1.0, n + 1))
 
 
+def real_spectrum(x, n=3):
+    """A non-symmetric n×n matrix with real, distinct eigenvalues: S diag(d) S⁻¹."""
+    s = matrix(x, n)
+    d = np.arange(1.0, 1.5 * n + 1.0, 1.5)[:n] + 0.1 * np.tanh(x[:n])
+    return s @ (d[:, None] * np.linalg.inv(s))
+
+
 def m34(x):
     return np.reshape(x, (3, 4))
 
@@ -118,6 +125,8 @@ EXAMPLES = {
     np.linalg.cholesky: lambda x: [np.linalg.cholesky(spd(x)), np.linalg.cholesky(spd(x), upper=True)],
     np.linalg.eigh: lambda x: _eigh(spd(x)),
     np.linalg.eigvalsh: lambda x: np.linalg.eigvalsh(spd(x)),
+    np.linalg.eig: lambda x: _eig(real_spectrum(x)),
+    np.linalg.eigvals: lambda x: np.linalg.eigvals(real_spectrum(x)),
     np.linalg.svd: lambda x: _svd(m34(x)),
     np.linalg.svdvals: lambda x: np.linalg.svdvals(m34(x)),
     np.linalg.qr: lambda x: list(np.linalg.qr(m34(x).T)),
@@ -166,6 +175,11 @@ EXAMPLES = {
 
 def _eigh(a):
     w, v = np.linalg.eigh(a)
+    return [w, v * v]  # v * v does not depend on the signs LAPACK picks
+
+
+def _eig(a):
+    w, v = np.linalg.eig(a)
     return [w, v * v]  # v * v does not depend on the signs LAPACK picks
 
 

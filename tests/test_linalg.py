@@ -105,6 +105,29 @@ def _eigh(uplo="L"):
     return f
 
 
+def _eig(a):
+    """eig through sign-blind pieces: w, v², v₀ ⊗ v₀ (NumPy's vectors have unit norm, any sign)."""
+    w, v = np.linalg.eig(a)
+    projector = np.einsum("...i,...j->...ij", v[..., :, 0], v[..., :, 0])
+    return np.concatenate([w.ravel(), (v * v).ravel(), projector.ravel()])
+
+
+def _real_spectrum(*stack, n=3):
+    """Non-symmetric with real, distinct eigenvalues: S diag(d) S⁻¹."""
+    s = RNG.normal(size=stack + (n, n)) + n * np.eye(n)
+    d = np.arange(1.0, n + 1.0) * 1.5 + RNG.uniform(-0.2, 0.2, size=stack + (n,))
+    return s @ (d[..., :, None] * np.linalg.inv(s))
+
+
+def _low_rank_pinv(m, n, rank):
+    """pinv of B C (B m × rank, C rank × n), both packed in one vector: a matrix of constant
+    rank as the entries vary (autograd's low-rank pinv test)."""
+    def f(z):
+        b, c = z[:m * rank].reshape(m, rank), z[m * rank:].reshape(rank, n)
+        return np.linalg.pinv(b @ c)
+    return f, RNG.normal(size=m * rank + rank * n)
+
+
 def _svd(**options):
     def f(a):
         u, s, vh = np.linalg.svd(a, **options)
@@ -155,6 +178,13 @@ CASES = {
     "eigh U": (_eigh("U"), _spd(3).T.copy()),
     "eigh stack": (_eigh(), _spd(3, 2)),
     "eigvalsh": (np.linalg.eigvalsh, _spd(4)),
+    "eig": (_eig, _real_spectrum()),
+    "eig stack": (_eig, _real_spectrum(2)),
+    "eigvals": (np.linalg.eigvals, _real_spectrum(n=4)),
+    "pinv rank 1 of 3 x 2": _low_rank_pinv(3, 2, 1),
+    "pinv rank 2 of 4 x 3": _low_rank_pinv(4, 3, 2),
+    "pinv rank 2 of 3 x 5": _low_rank_pinv(3, 5, 2),
+    "pinv rank 1 of 2 x 2": _low_rank_pinv(2, 2, 1),
     "eigvalsh stack U": (lambda a: np.linalg.eigvalsh(a, "U"), _spd(3, 2).swapaxes(-1, -2).copy()),
     "svd tall": (_svd(full_matrices=False), _normal(4, 3)),
     "svd wide": (_svd(full_matrices=False), _normal(3, 4)),
@@ -204,7 +234,8 @@ for o in MATRIX_ORDS:
 
 # second order: a scalar of each output (through sin, so that the output's own second
 # derivative matters), on the smaller inputs
-SECOND = ["cholesky", "cholesky upper", "eigh", "eigh stack", "eigvalsh", "svd tall",
+SECOND = ["cholesky", "cholesky upper", "eigh", "eigh stack", "eigvalsh", "eig", "eigvals",
+          "pinv rank 2 of 4 x 3", "pinv rank 1 of 2 x 2", "svd tall",
           "svd wide", "svd square full", "svd values", "slogdet", "pinv tall", "pinv wide",
           "pinv hermitian", "qr tall", "qr wide", "qr r", "lstsq tall", "lstsq wide",
           "lstsq square", "matrix_power 3", "matrix_power -2", "multi_dot 4, vectors",
@@ -313,7 +344,10 @@ RANK_ONE = np.outer([1.0, 2.0, 3.0], [1.0, -1.0])    # singular values (√28, 0
      "numpy.linalg.svd: a singular value is zero"),
     (lambda a: np.linalg.norm(a, "nuc"), RANK_ONE, "numpy.linalg.svd.*norm"),
     (lambda a: np.linalg.norm(a, 2), ORTHOGONAL, "numpy.linalg.svd: repeated"),
-    (np.linalg.pinv, RANK_ONE, "numpy.linalg.pinv: the matrix has rank 1"),
+    (np.linalg.eigvals, np.array([[0.0, -1.0], [1.0, 0.0]]), "numpy.linalg.eigvals: .*complex"),
+    (lambda a: np.linalg.eig(a).eigenvalues, np.array([[1.0, -2.0], [3.0, 1.0]]), "numpy.linalg.eig: .*complex"),
+    (lambda a: np.linalg.eig(a).eigenvectors, np.array([[2.0, 1.0], [0.0, 2.0]]),
+     "numpy.linalg.eig: repeated eigenvalues"),
     (lambda a: np.linalg.lstsq(a, np.ones(3))[0], RANK_ONE, "numpy.linalg.lstsq: .*rank 1"),
     (lambda a: np.linalg.qr(a).R, RANK_ONE, "numpy.linalg.qr: the leading 2 columns"),
     (lambda a: np.linalg.slogdet(a)[1], np.ones((3, 3)), "numpy.linalg.slogdet: .*singular"),

@@ -280,3 +280,26 @@ def test_ndarray_methods_take_every_argument_ndarrays_take():
 
 
 # ---- item 11 --------------------------------------------------------------------------------------
+def test_eig_of_a_matrix_with_real_distinct_eigenvalues():
+    """autograd differentiates eig; the eigenvalues of S diag(d) S⁻¹ are d exactly."""
+    s = np.array([[2.0, 1.0, 0.0], [0.5, 3.0, 1.0], [0.0, 1.0, 4.0]])
+
+    def eigenvalues(d):
+        return np.sort(np.linalg.eig(s @ np.diag(d) @ np.linalg.inv(s)).eigenvalues)
+    d = np.array([1.0, 2.0, 3.5])
+    for mode in MODES:
+        np.testing.assert_allclose(dualad.jacobian(eigenvalues, mode=mode)(d), np.eye(3), atol=1e-12)
+
+
+def test_pinv_of_a_rank_deficient_matrix_at_constant_rank():
+    """pinv(b cᵀ) for vectors b, c is c bᵀ / (|b|² |c|²): rank 1 at every b, c."""
+    def pinv_of_outer(z):
+        return np.linalg.pinv(np.outer(z[:3], z[3:]))
+
+    def closed_form(z):
+        b, c = z[:3], z[3:]
+        return np.outer(c, b) / (np.dot(b, b) * np.dot(c, c))
+    z = np.array([1.0, 2.0, -1.0, 0.5, 3.0])
+    expected = dualad.jacobian(closed_form)(z)
+    for mode in MODES:
+        np.testing.assert_allclose(dualad.jacobian(pinv_of_outer, mode=mode)(z), expected, atol=1e-12)

@@ -20,8 +20,12 @@ singular value of each matrix):
     at most GAP_RTOL (rank deficiency, a kink like |x| at 0) is an error too.
   * cholesky, eigh, eigvalsh, pinv(hermitian=True): NumPy reads one triangle of A, so the
     derivative is that of the symmetric matrix built from it (the other triangle: 0).
-  * qr, pinv, lstsq: defined at full rank (qr: the leading min(M, N) columns independent;
-    pinv and lstsq: rank min(M, N) by NumPy's own rcond cutoff); otherwise LinAlgError.
+  * qr, lstsq: defined at full rank (qr: the leading min(M, N) columns independent; lstsq:
+    rank min(M, N) by NumPy's own rcond cutoff); otherwise LinAlgError. pinv: at constant
+    rank, the rank by NumPy's cutoff (the derivative of what NumPy computes, which drops
+    the singular values below it).
+  * eig, eigvals: real, distinct eigenvalues (complex ones are a LinAlgError); eigenvectors
+    of unit norm, as NumPy's.
     lstsq's singular values get a nan derivative where they repeat (x's needs none).
   * slogdet: the sign has no derivative; a singular matrix is a LinAlgError.
 Singular matrices in det/inv/solve raise numpy.linalg.LinAlgError, as the values do.
@@ -250,6 +254,52 @@ def eigvalsh_jvp(a, uplo, da, _):
     return w, np.einsum("...ji,...jkz,...ki->...iz", v, _from_triangle(da, uplo == "L", 1), v)
 
 
+# ---- general eigenproblem: real, distinct eigenvalues ---------------------------------------------
+def _require_real(w, name):
+    if np.iscomplexobj(primal(w)):
+        raise LinAlgError(
+            f"numpy.linalg.{name}: the matrix has complex eigenvalues; dualad differentiates "
+            "real numbers, so it takes numpy.linalg.eig of a matrix whose eigenvalues are real "
+            "(a symmetric one: numpy.linalg.eigh)")
+
+
+def eig_jvp(a, da):
+    """A V = V diag(w), w real and distinct, C = V⁻¹ dA V: dw = diag(C), dV = V (F ∘ C) with
+    F_ij = 1/(w_j - w_i) off the diagonal, 0 on it, less each column's part along itself
+    (NumPy's eigenvectors have unit norm: v_kᵀ dv_k = 0)."""
+    y = np.linalg.eig(a)
+    w, v = y
+    _require_real(w, "eig")
+    _require_distinct(np.sort(primal(w), axis=-1), "eig", "eigenvalues", _EIGEN_FIX)
+    vinv = np.linalg.inv(v)
+    c = np.einsum("...ij,...jkz,...kl->...ilz", vinv, da, v)
+    dw = np.einsum("...ij,...jkz,...ki->...iz", vinv, da, v)
+    eye = np.eye(np.shape(w)[-1])
+    f = (1.0 - eye) / (w[..., None, :] - w[..., :, None] + eye)
+    dv = np.einsum("...ij,...jkz->...ikz", v, f[..., None] * c)
+    dv = dv - v[..., None] * np.sum(v[..., None] * dv, axis=-3, keepdims=True)
+    return y, (dw, dv)
+
+
+def eigvals_jvp(a, da):
+    """dw = diag(V⁻¹ dA V) (V from eig). Needs real, distinct eigenvalues."""
+    w = np.linalg.eigvals(a)
+    _require_real(w, "eigvals")
+    _require_distinct(np.sort(primal(w), axis=-1), "eigvals", "eigenvalues", _EIGEN_FIX)
+    v = np.linalg.eig(a).eigenvectors
+    return w, np.einsum("...ij,...jkz,...ki->...iz", np.linalg.inv(v), da, v)
+
+
+@jvp(np.linalg.eig, note="real, distinct eigenvalues")
+def _eig(a):
+    return [stack_lists(a)], eig_jvp
+
+
+@jvp(np.linalg.eigvals, note="real, distinct eigenvalues")
+def _eigvals(a):
+    return [stack_lists(a)], eigvals_jvp
+
+
 @jvp(np.linalg.eigh, compiled=True)
 def _eigh(a, UPLO="L"):  # noqa: N803  (NumPy's name)
     return [stack_lists(a), _uplo(UPLO, "eigh")], eigh_jvp
@@ -358,42 +408,52 @@ def _qr(a, mode="reduced"):
     return [a, mode], qr_jvp
 
 
-# ---- pinv and lstsq: full rank ----------------------------------------------------------------
+# ---- pinv (constant rank) and lstsq (full rank) ---------------------------------------------------
 def _require_full_rank(a, rcond, hermitian, name):
+    rank = _rank(a, rcond, hermitian)
     v = np.asarray(primal(a))
-    if v.size == 0:
-        return
-    s = np.linalg.svd(v, compute_uv=False, hermitian=hermitian)
-    rank = np.sum(s > np.asarray(rcond)[..., None] * np.max(s, axis=-1, keepdims=True), axis=-1)
     if np.any(rank < min(v.shape[-2:])):
         raise LinAlgError(
             f"numpy.linalg.{name}: the matrix has rank {np.min(rank)} < min(M, N) = "
             f"{min(v.shape[-2:])} (singular values at most rcond times the largest count as "
-            f"0); {'the least-squares solution' if name == 'lstsq' else 'the pseudo-inverse'} "
-            "jumps where the rank changes, and dualad differentiates it at full rank only: "
-            "remove dependent rows/columns or regularise (ridge)")
+            "0); the least-squares solution jumps where the rank changes, and dualad "
+            "differentiates it at full rank only: remove dependent rows/columns, regularise "
+            "(ridge), or write x = np.linalg.pinv(a) @ b (differentiated at constant rank)")
 
 
-def _pinv_derivative(a, p, da):
-    """dA⁺ at full rank (Golub & Pereyra): -A⁺dA A⁺ + A⁺A⁺ᵀ dAᵀ(I - AA⁺) + (I - A⁺A) dAᵀA⁺ᵀA⁺;
-    the second term is identically 0 when M ≤ N (AA⁺ = I), the third when M ≥ N."""
+def _rank(a, rcond, hermitian):
+    """NumPy's rank of each matrix of the stack for pinv: singular values above rcond times the
+    largest."""
+    v = np.asarray(primal(a))
+    if v.size == 0:
+        return np.full(v.shape[:-2], min(v.shape[-2:]), dtype=np.intp)
+    s = np.linalg.svd(v, compute_uv=False, hermitian=hermitian)
+    return np.sum(s > np.asarray(rcond)[..., None] * np.max(s, axis=-1, keepdims=True), axis=-1)
+
+
+def _pinv_derivative(a, p, da, full_rank):
+    """dA⁺ at constant rank (Golub & Pereyra): -A⁺dA A⁺ + A⁺A⁺ᵀ dAᵀ(I - AA⁺) + (I - A⁺A)
+    dAᵀA⁺ᵀA⁺. At full rank the second term is identically 0 when M ≤ N (AA⁺ = I), the third
+    when M ≥ N. Below full rank it is the derivative of NumPy's pinv, which drops the
+    singular values under its cutoff (the terms annihilate the part of dA that would raise
+    the rank), and defined along perturbations that keep the rank."""
     m, n = np.shape(a)[-2:]
     dp = -np.einsum("...ij,...jkz,...kl->...ilz", p, da, p)
-    if m > n:
+    if m > n or not full_rank:
         dp = dp + np.einsum("...ij,...kjz,...kl->...ilz", p @ _mT(p), da, np.eye(m) - a @ p)
-    if m < n:
+    if m < n or not full_rank:
         dp = dp + np.einsum("...ij,...kjz,...kl->...ilz", np.eye(n) - p @ a, da, _mT(p) @ p)
     return dp
 
 
 def pinv_jvp(a, rcond, hermitian, da, *_):
-    """A⁺ at full rank (see _pinv_derivative); hermitian: A and dA as NumPy reads them, from
-    their lower triangles."""
+    """A⁺ and its derivative at constant rank, the rank by NumPy's rcond cutoff (see
+    _pinv_derivative); hermitian: A and dA as NumPy reads them, from their lower triangles."""
     p = np.linalg.pinv(a, rcond, hermitian)
-    _require_full_rank(a, rcond, hermitian, "pinv")
+    full_rank = bool(np.all(_rank(a, rcond, hermitian) == min(np.shape(a)[-2:])))
     if hermitian:
         a, da = _from_triangle(a, True), _from_triangle(da, True, 1)
-    return p, _pinv_derivative(a, p, da)
+    return p, _pinv_derivative(a, p, da, full_rank)
 
 
 @jvp(np.linalg.pinv, compiled=True, note="compiled: rcond only (not rtol or hermitian)")
