@@ -24,6 +24,7 @@ import weakref
 
 import numpy as np
 
+from .arguments import narrow_float
 from .forward import jvp_forward
 from .modes import compiled_costs, compiled_hessian_costs
 from .recording import vjp_recording
@@ -292,6 +293,11 @@ def _python_call(kernel, f, argnums, made, pick, between=0):
     def call(*args, **kwargs):
         if kwargs:
             args = _positional(signature, args, kwargs, argnums)
+        narrow = _narrow_inputs(args, positions)
+        if narrow is not None:  # float32 (float16) inputs: computed in float64, returned so
+            args = tuple(np.asarray(a, np.float64)[()] if i in positions and narrow_float(a) else a
+                         for i, a in enumerate(args))
+            return _as_dtype(call(*args), narrow)
         if pick is None:
             return call_compiled(kernel, args)
         first = args[positions[0]] if len(args) > positions[0] else None
@@ -307,6 +313,25 @@ def _python_call(kernel, f, argnums, made, pick, between=0):
         return chosen(*args)  # a kernel of its own (never this one): numba's call
 
     return call
+
+
+def _narrow_inputs(args, positions):
+    """The dtype of the differentiated arguments where one is float32 or float16 (float16 if
+    both), else None: compiled kernels take float64, and the Python path returns such an
+    input's derivatives in its dtype (arguments.narrow_float)."""
+    found = [narrow_float(args[i]) for i in positions if i < len(args)]
+    found = [d for d in found if d is not None]
+    return min(found, key=lambda d: d.itemsize) if found else None
+
+
+def _as_dtype(result, dtype):
+    """result with its float64 arrays (through tuples) in dtype."""
+    if isinstance(result, tuple):
+        return type(result)(*(_as_dtype(r, dtype) for r in result)) if hasattr(result, "_fields") \
+            else tuple(_as_dtype(r, dtype) for r in result)
+    if isinstance(result, np.ndarray) and result.dtype == np.float64:
+        return result.astype(dtype)
+    return result
 
 
 def _signature(f, between):

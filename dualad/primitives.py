@@ -117,6 +117,9 @@ def _entry(name, arity, value, partials, second_partials, root, order, known):
         firsts = tuple(_entry(name + suffix(i), arity, partials[i], row(i), None, root, order + 1, known)
                        for i in range(arity))
 
+    # what the kernel cache's key of a function calling this primitive holds (jit/cache.py)
+    entry.__dualad_parts__ = (name, value, partials,
+                              tuple(sorted((second_partials or {}).items())))
     rule = Rule(name, entry, tuple(_rule_partial(p, arity, 1) for p in firsts),
                 {key: _rule_partial(p, arity, 2) for key, p in seconds.items()},
                 ((-float("inf"), float("inf")),) * arity, note="a user-registered dualad.primitive")

@@ -127,6 +127,49 @@ def test_the_users_dual_specialisations_are_keyed_by_dualads_source(tmp_path):
     assert np.isclose(dualad.derivative(module.f)(3.0), 6.0)
 
 
+CALLEES = {
+    "helpers.py": "import numba\n\n@numba.njit(cache=True)\ndef h(x):\n    return x ** 2\n",
+    "prims.py": ("import numpy as np, dualad\n\ndef d1(x):\n    return np.cos(x)\n\n"
+                 "p = dualad.primitive(lambda x: np.sin(x), d1, lambda x: -np.sin(x))\n"),
+    "script.py": (
+        "import json, numba, numpy as np, dualad\nimport helpers\nfrom prims import p\n\n"
+        "@numba.njit(cache=True)\ndef f(x):\n    return helpers.h(x[0]) + p(x[1])\n\n"
+        "x = np.array([1.5, 2.0])\n"
+        "value, gradient = dualad.value_and_grad(f)(x)\n"
+        "print(json.dumps([value, gradient.tolist(), dualad.grad(f, mode='reverse')(x).tolist(),\n"
+        "                  dualad.hessian(f)(x).tolist()]))\n"),
+}
+
+
+def test_a_kernel_follows_an_edit_of_a_callee_in_another_module(tmp_path):
+    """f calls an @njit helper and a dualad.primitive of two other modules; both are edited
+    between two processes (f's own file is not): the second process's cached kernels must
+    differentiate the new code (the key holds every callee, transitively)."""
+    def run():
+        env = dict(os.environ)
+        env.pop("NUMBA_CACHE_DIR", None)
+        done = subprocess.run([sys.executable, "script.py"], capture_output=True, text=True,
+                              cwd=tmp_path, env=env, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return json.loads(done.stdout)
+
+    for name, text in CALLEES.items():
+        (tmp_path / name).write_text(text)
+    value, gradient, reverse, hessian = run()
+    assert gradient == reverse == pytest.approx([3.0, np.cos(2.0)])
+    np.testing.assert_allclose(hessian, [[2.0, 0.0], [0.0, -np.sin(2.0)]])
+    (tmp_path / "helpers.py").write_text(CALLEES["helpers.py"].replace("x ** 2", "x ** 3"))
+    (tmp_path / "prims.py").write_text(CALLEES["prims.py"].replace("return np.cos(x)",
+                                                                 "return 2.0 * np.cos(x)"))
+    for name in ("helpers.py", "prims.py"):  # a later mtime, as an editor's save gives
+        os.utime(tmp_path / name, (os.path.getmtime(tmp_path / name) + 5,) * 2)
+    value, gradient, reverse, hessian = run()
+    assert value == pytest.approx(1.5 ** 3 + np.sin(2.0))
+    assert gradient == reverse == pytest.approx([3 * 1.5 ** 2, 2.0 * np.cos(2.0)])
+    np.testing.assert_allclose(hessian, [[6 * 1.5, 0.0], [0.0, -np.sin(2.0)]])
+    assert run()[1] == gradient  # and from the cache
+
+
 ROSEN = """
 @numba.njit(cache=True)
 def rosen(x):

@@ -43,6 +43,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import sys
 import types as pytypes
 
 import numpy as np
@@ -130,9 +131,60 @@ def identity(obj, _seen=None, _own=False):
         if id(obj) in seen:  # a recursive closure: its identity is already being described
             return ("recursive", _base_qualname(obj))
         seen.add(id(obj))
+        parts = getattr(obj, "__dualad_parts__", None)
+        if parts is not None:  # a dualad.primitive: its value and partials, each a function
+            return ("primitive",) + tuple(identity(p, seen, _own) for p in parts)
         cells = tuple(identity(c.cell_contents, seen, _own) for c in obj.__closure__ or ())
-        return ("function", _module_name(obj.__module__), _code_identity(obj.__code__), cells)
+        return ("function", _module_name(obj.__module__), _code_identity(obj.__code__), cells,
+                () if _own or _is_library(obj.__module__) else _globals_identity(obj, seen))
     raise _Uncacheable(type(obj).__name__)
+
+
+def _is_library(module):
+    """Whether functions of this module are dualad's, NumPy's, numba's or the standard
+    library's (their code is covered by the fingerprint and the versions in every key)."""
+    top = (module or "").split(".")[0]
+    return top in _OWN_MODULES or top in sys.stdlib_module_names
+
+
+def _names(code):
+    """The global and attribute names a code object and the functions defined in it read."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, pytypes.CodeType):
+            names |= _names(const)
+    return names
+
+
+def _globals_identity(fn, seen):
+    """The identity of what a user's function reads from its globals, transitively: numba
+    compiles those callees (other @njit functions, dualad.primitives, constants) into the
+    kernel, so editing one in another module must change the kernel's key. A module it reads
+    from counts with the attributes of it that the code names (helpers.f); a package's module
+    counts by its version."""
+    names = _names(fn.__code__)
+    out = []
+    for name in sorted(names):
+        if name not in fn.__globals__:
+            continue  # a builtin, an attribute name, or a global not defined yet
+        value = fn.__globals__[name]
+        if isinstance(value, pytypes.ModuleType):
+            out.append((name, _module_identity(value, names, seen)))
+        else:
+            out.append((name, identity(value, seen)))
+    return tuple(out)
+
+
+def _module_identity(module, names, seen):
+    if _is_library(module.__name__):
+        return ("module", module.__name__)
+    path = getattr(module, "__file__", None) or ""
+    if "site-packages" in path or "dist-packages" in path:
+        top = sys.modules.get(module.__name__.split(".")[0], module)
+        return ("module", module.__name__, str(getattr(top, "__version__", None)))
+    read = tuple((a, identity(getattr(module, a), seen)) for a in sorted(names)
+                 if a in vars(module) and not a.startswith("__"))
+    return ("module", module.__name__) + read
 
 
 _OWN_MODULES = ("dualad", "numpy", "numba", "math", "cmath", "operator", "_operator", "builtins")
@@ -235,17 +287,33 @@ class _KernelCache(_Forgiving):
 
 class _GuardedCache(_Forgiving):
     """numba's cache of the user's own function, which also holds the function's dual-number
-    specialisations once dualad has compiled them. Those are keyed by dualad's source too
-    (they contain dualad's rules: another version of dualad must not load them); an entry
+    specialisations once dualad has compiled them. Every entry is keyed by the function's
+    callees too (_callees), the dual ones by dualad's source (they contain dualad's rules:
+    another version of dualad must not load them); an entry
     that cannot be loaded (written by a run that imported the file under another module
     name, or broken) is recompiled instead of failing the call, and an unwritable directory
     is not an error (_Forgiving)."""
 
     def _index_key(self, sig, codegen):
-        key = super()._index_key(sig, codegen)
+        key = super()._index_key(sig, codegen) + (self._callees(),)
         if any(_mentions_dualad(t) for t in sig):
             key = key + (_dualad_fingerprint(),)
         return key
+
+    def _callees(self):
+        """A hash of what the function reads from its globals, transitively (identity): a
+        specialisation compiled with a callee of another module is not loaded once that
+        callee has changed (numba stamps the function's own file only), so that f's value and
+        its derivatives follow the same code. A function whose callees have no identity gets
+        this process's token: never loaded by another."""
+        found = getattr(self, "_callees_key", None)
+        if found is None:
+            try:
+                found = hashlib.sha256(repr(identity(self._py_func)).encode()).hexdigest()
+            except _Uncacheable:
+                found = _PROCESS
+            self._callees_key = found
+        return found
 
 
 def _mentions_dualad(numba_type):

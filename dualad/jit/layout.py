@@ -23,7 +23,7 @@ from .cache import overload, register_jitable
 from .types import DualMatrixType, DualTensorType, compiled_only, element_of, make_dual_matrix, make_dual_tensor
 
 __all__ = ["keep_order", "strides_of", "new_matrix_in", "new_tensor_in", "copy_in_order", "vote",
-           "matrix_order", "matrix_copy_in"]
+           "matrix_order", "matrix_copy_in", "view_strides"]
 
 
 @register_jitable
@@ -61,6 +61,44 @@ def keep_order(shape, operands):
                 order[k] = order[k - 1]
             order[position] = j0
     return order
+
+
+@register_jitable
+def view_strides(shape, strides, new_shape):
+    """(whether an array of shape and strides can be seen as new_shape without a copy, the
+    strides of that view: an int array). NumPy's reshape makes a view exactly then (its
+    _attempt_nocopy_reshape, C order): each group of old axes that maps onto a group of new
+    ones must lie at one step. Axes of length 1 take any stride; sizes must agree."""
+    old_dims, old_steps = [1], [0]  # typed lists; the seeds are dropped below
+    old_dims.pop()
+    old_steps.pop()
+    for k in range(len(shape)):
+        if shape[k] != 1:
+            old_dims.append(shape[k])
+            old_steps.append(strides[k])
+    new_nd, old_nd = len(new_shape), len(old_dims)
+    out = np.zeros(new_nd, np.intp)
+    oi, oj, ni, nj = 0, 1, 0, 1
+    while ni < new_nd and oi < old_nd:
+        new_span, old_span = new_shape[ni], old_dims[oi]
+        while new_span != old_span:
+            if new_span < old_span:
+                new_span *= new_shape[nj]
+                nj += 1
+            else:
+                old_span *= old_dims[oj]
+                oj += 1
+        for ok in range(oi, oj - 1):
+            if old_steps[ok] != old_dims[ok + 1] * old_steps[ok + 1]:
+                return False, out
+        out[nj - 1] = old_steps[oj - 1]
+        for nk in range(nj - 1, ni, -1):
+            out[nk - 1] = out[nk] * new_shape[nk]
+        ni, nj, oi, oj = nj, nj + 1, oj, oj + 1
+    last = out[ni - 1] if ni >= 1 else 8
+    for nk in range(ni, new_nd):
+        out[nk] = last
+    return True, out
 
 
 @register_jitable

@@ -24,14 +24,14 @@ from numba.core import types
 from numba.core.errors import TypingError
 
 from .cache import overload, overload_method, register_jitable
-from .layout import keep_order, matrix_order, new_matrix_in, strides_of, vote
+from .layout import keep_order, matrix_order, new_matrix_in, strides_of, view_strides, vote
 from .matrix import access, flat, is_float_matrix, new_matrix
 from .tensor import tensor_flat, to_tensor
 from .protocol import as_dual_array
 from .numpy_overloads import cannot, dualad_templates_first, is_none, is_vector, stacked
 from .overloads import ARRAYS, DUALS, SCALARS, first_of, new_array, one_element_type, second_of
 from .types import (NUMBER, DualMatrixType, DualTensorType, compiled_only, element_of, has_dual,
-                    load_entry, make_dual_matrix, store_element, store_entry, writable,
+                    load_entry, make_dual_matrix, make_dual_tensor, store_element, store_entry, writable,
                     zero_element)
 
 MATRICES = (DualMatrixType,)
@@ -715,13 +715,71 @@ def reshape_dual(a, shape):
         if dims == 1:
             return lambda a, shape: np.reshape(entries(a), shape)
         if dims == 2:
-            return lambda a, shape: _to_matrix(entries(a), shape)
+            return lambda a, shape: _matrix_view(a, shape) if _views(a, shape) else _to_matrix(entries(a), shape)
         if dims == 3:
-            return lambda a, shape: to_tensor(entries(a), shape)
+            return lambda a, shape: _tensor_view(a, shape) if _views(a, shape) else to_tensor(entries(a), shape)
     elif dims in (2, 3):
         writable(a)  # NumPy's reshape is a view: of f's own copy of an input
         return (lambda a, shape: _to_matrix(a, shape)) if dims == 2 else (lambda a, shape: to_tensor(a, shape))
     return None
+
+
+@register_jitable
+def _known(shape, size):
+    """shape with its one -1 (if any) worked out from size, as an int array."""
+    out = np.empty(len(shape), np.intp)
+    known = 1
+    for k in range(len(shape)):
+        out[k] = shape[k]
+        if shape[k] != -1:
+            known *= shape[k]
+    for k in range(len(shape)):
+        if out[k] == -1 and known > 0:
+            out[k] = size // known
+    return out
+
+
+@register_jitable
+def _views(a, shape):
+    """Whether NumPy's reshape of the matrix or 3-D array a to shape is a view (layout.
+    view_strides of its values and of its components' leading axes): F-ordered
+    m.reshape(m.shape) is one, and a write through it reaches m."""
+    size = a.values.size
+    new = _known(shape, size)
+    total = 1
+    for k in range(len(new)):
+        total *= new[k]
+    if total != size or size == 0:
+        return False
+    fits, _ = view_strides(a.values.shape, a.values.strides, new)
+    fits_c, _ = view_strides(a.components.shape[:-1], a.components.strides[:-1], new)
+    return fits and fits_c
+
+
+@register_jitable
+def _matrix_view(a, shape):
+    """The view _views found, as an (m, k) matrix of duals."""
+    new = _known(shape, a.values.size)
+    _, steps = view_strides(a.values.shape, a.values.strides, new)
+    _, steps_c = view_strides(a.components.shape[:-1], a.components.strides[:-1], new)
+    m, k, w = new[0], new[1], a.components.shape[-1]
+    values = as_strided(a.values, shape=(m, k), strides=(steps[0], steps[1]))
+    components = as_strided(a.components, shape=(m, k, w),
+                            strides=(steps_c[0], steps_c[1], a.components.strides[-1]))
+    return make_dual_matrix(values, components, a)
+
+
+@register_jitable
+def _tensor_view(a, shape):
+    """The view _views found, as an (p, q, r) array of duals."""
+    new = _known(shape, a.values.size)
+    _, steps = view_strides(a.values.shape, a.values.strides, new)
+    _, steps_c = view_strides(a.components.shape[:-1], a.components.strides[:-1], new)
+    p, q, r, w = new[0], new[1], new[2], a.components.shape[-1]
+    values = as_strided(a.values, shape=(p, q, r), strides=(steps[0], steps[1], steps[2]))
+    components = as_strided(a.components, shape=(p, q, r, w),
+                            strides=(steps_c[0], steps_c[1], steps_c[2], a.components.strides[-1]))
+    return make_dual_tensor(values, components, a)
 
 
 @register_jitable

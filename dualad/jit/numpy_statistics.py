@@ -41,16 +41,25 @@ def variance(a, ddof):
 _itself = register_jitable(lambda v: v)
 
 
-def _spread(variance_of, root):
-    """np.var (root: itself) or np.std (np.sqrt: a nan derivative where the variance is 0,
-    as on the Python path) from variance_of(a, ddof)."""
+def _spread(variance_of, root, entries=None):
+    """np.var (root: itself) or np.std (np.sqrt: a nan derivative where the variance of
+    several entries is 0, as on the Python path) from variance_of(a, ddof). With entries
+    (the count of the sample): the constant 0 where it is one entry (statistics.std)."""
     def choose(a, axis=None, ddof=0):
-        if isinstance(a, ARRAYS):
+        if not isinstance(a, ARRAYS):
+            return None
+        if entries is None:
             def spread(a, axis=None, ddof=0):
                 whole(axis)
                 return root(variance_of(a, ddof))
             return spread
-        return None
+
+        def spread_or_zero(a, axis=None, ddof=0):
+            whole(axis)
+            if entries(a) == 1 and 1 - ddof > 0:
+                return zero_element(a)
+            return root(variance_of(a, ddof))
+        return spread_or_zero
     return choose
 
 
@@ -471,10 +480,11 @@ def nan_variance(a, ddof):
     return total / max(count - ddof, 0)
 
 
-for _func, _variance_of, _root in ((np.var, variance, _itself), (np.std, variance, np.sqrt),
-                                   (np.nanvar, nan_variance, _itself),
-                                   (np.nanstd, nan_variance, np.sqrt)):
-    overload(_func)(_spread(_variance_of, _root))
+for _func, _variance_of, _root, _entries in ((np.var, variance, _itself, None),
+                                             (np.std, variance, np.sqrt, len),
+                                             (np.nanvar, nan_variance, _itself, None),
+                                             (np.nanstd, nan_variance, np.sqrt, count_numbers)):
+    overload(_func)(_spread(_variance_of, _root, _entries))
 
 
 # numba's own templates of these functions, tried first, would call np.asarray on a scalar dual

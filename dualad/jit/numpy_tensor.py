@@ -251,8 +251,10 @@ def _method_of_all(func):
 
 for _func in (np.mean, np.prod, np.max, np.min, np.amax, np.amin):
     overload(_func)(_of_all(_func))
-for _name in ("sum", "mean", "prod", "max", "min"):
+for _name in ("mean", "prod", "max", "min"):
     overload_method(DualTensorType, _name)(_method_of_all(getattr(np, _name)))
+# t.sum(axis=k), as numba's method on float arrays (np.sum's overload above)
+overload_method(DualTensorType, "sum")(lambda a, axis=None: lambda a, axis=None: np.sum(a, axis))
 
 
 dualad_templates_first((np.atleast_3d, np.dstack, np.dsplit, np.stack, np.array, np.asarray, np.sum, np.mean,

@@ -366,28 +366,43 @@ def elementwise(entry, arity):
         if in_place_target(entry, arg_types[0]):
             def into_first(a, b):
                 m, lb = len(a), size_b(b)
-                if lb != -1 and lb != m:
+                if lb != -1 and lb != m and lb != 1:
                     raise ValueError("operands could not be broadcast together (different lengths)")
+                step_b = 0 if lb == 1 else 1  # a length-1 operand broadcasts, as in NumPy
                 source = snapshot(b)
                 for i in range(m):
-                    store_element(a, i, entry(a[i], get_b(source, i)))
+                    store_element(a, i, entry(a[i], get_b(source, i * step_b)))
                 return a
             return into_first
 
         def binary(a, b):
-            la, lb = size_a(a), size_b(b)
-            if la != -1 and lb != -1 and la != lb:
-                raise ValueError("operands could not be broadcast together (different lengths)")
-            m = max(la, lb)
+            m = broadcast_length(size_a(a), size_b(b))
+            step_a = 0 if size_a(a) == 1 else 1  # a length-1 operand repeats
+            step_b = 0 if size_b(b) == 1 else 1
             out = new_array(pick_like(a, b), m)
             for i in range(m):
-                store_element(out, i, entry(get_a(a, i), get_b(b, i)))
+                store_element(out, i, entry(get_a(a, i * step_a), get_b(b, i * step_b)))
             return out
         return binary
 
     if arity == 1:
         return lambda a: choose(a)
     return lambda a, b: choose(a, b)
+
+
+@register_jitable
+def broadcast_length(la, lb):
+    """NumPy's broadcast length of two 1-D operands (-1: a scalar): equal lengths, or one of
+    them 1 (x[:1] * x), which repeats."""
+    if la == -1 or la == 1 and lb != -1:
+        m = lb
+    elif lb == -1 or lb == 1:
+        m = la
+    elif la == lb:
+        m = la
+    else:
+        raise ValueError("operands could not be broadcast together (different lengths)")
+    return m
 
 
 first_of = register_jitable(lambda a, b: a)
