@@ -3,7 +3,9 @@ or more per item, on the Python path; each fails on the code before its fix. The
 each kind are elsewhere: tests/test_fuzz_layouts.py (repeated-index writes, memory orders,
 the sparsity tracer), tests/test_sparsity_plans.py (reused plans), tests/test_cache.py
 (callees in other modules), tests/compiled/test_trust_round_three_compiled.py (the
-compiled items)."""
+compiled items). The cases of autograd's own test suite that dualad failed are mirrored here
+(item 6: std over an axis of length 1, float32 gradients; item 11: eig, pinv of a low-rank
+matrix, as autograd's test_linalg builds it from its factors)."""
 
 import numpy as np
 import pytest
