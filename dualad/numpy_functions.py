@@ -18,6 +18,7 @@ import string
 import numpy as np
 
 from .dual import fit
+from .functions.multilinear import contract
 from .functions.registry import build
 from .number import (HANDLED_FUNCTIONS, ForwardNumber, constant_positions, in_layout, leader_of,
                      positions, primal, unwrapped)
@@ -135,13 +136,12 @@ def _multilinear_value(value_fn, subscripts, operands):
     inputs, output = subscripts.replace(" ", "").split("->")
     inputs = inputs.split(",")
     z = next(c for c in string.ascii_letters if c not in subscripts)
-    big = sum(np.size(unwrapped(v)) for v in values) > 4096
     partials = None
     for i, (_, comps) in enumerate(split):
         if comps is None:
             continue
         subs = ",".join(s + z if j == i else s for j, s in enumerate(inputs)) + "->" + output + z
-        term = np.einsum(subs, *values[:i], comps[0], *values[i + 1:], optimize=big)
+        term = contract(subs, *values[:i], comps[0], *values[i + 1:])
         partials = term if partials is None else partials + term
     return leader._new(value, (fit(partials, value, leader.trailing_shapes()[0]),))
 

@@ -39,6 +39,7 @@ import operator
 import numpy as np
 
 from ..number import leader_of, primal
+from .multilinear import contract
 from .registry import axes_of, composition, jvp, reject_options, stack_lists
 
 LinAlgError = np.linalg.LinAlgError
@@ -125,7 +126,7 @@ def _reached(d, da, subscripts, k):
     operation. The reverse tape skips a zero cotangent, so where d's cotangent meets only its
     structural zeros (a triangle of L or R) the transposed JVP (reverse/functions.py) would
     find its tangent unreached; this exact zero reaches it."""
-    return d + np.einsum(subscripts, da, np.zeros((np.shape(da)[-3], k)))
+    return d + contract(subscripts, da, np.zeros((np.shape(da)[-3], k)))
 
 
 # ---- det, inv, solve, slogdet -----------------------------------------------------------------
@@ -134,9 +135,9 @@ def det_jvp(a, da):
     is differentiable everywhere)."""
     y = np.linalg.det(a)
     try:
-        return y, _expand(y) * np.einsum("...ij,...jiz->...z", np.linalg.inv(a), da)
+        return y, _expand(y) * contract("...ij,...jiz->...z", np.linalg.inv(a), da)
     except LinAlgError:
-        return y, np.einsum("...ij,...jiz->...z", _adjugate(a), da)
+        return y, contract("...ij,...jiz->...z", _adjugate(a), da)
 
 
 def _adjugate(a):
@@ -154,7 +155,7 @@ def _adjugate(a):
 def inv_jvp(a, da):
     """d A⁻¹ = -A⁻¹ dA A⁻¹."""
     y = np.linalg.inv(a)
-    return y, -np.einsum("...ij,...jkz,...kl->...ilz", y, da, y)
+    return y, -contract("...ij,...jkz,...kl->...ilz", y, da, y)
 
 
 def solve_jvp(a, b, da, db):
@@ -163,7 +164,7 @@ def solve_jvp(a, b, da, db):
     vector = np.ndim(b) == 1
     rhs = 0.0 if db is None else db
     if da is not None:
-        rhs = rhs - np.einsum("...ijz,...j->...iz" if vector else "...ijz,...jk->...ikz", da, x)
+        rhs = rhs - contract("...ijz,...j->...iz" if vector else "...ijz,...jk->...ikz", da, x)
     if vector:
         return x, np.linalg.solve(a, rhs)
     n_dir = rhs.shape[-1]
@@ -177,7 +178,7 @@ def slogdet_jvp(a, da):
     if np.any(np.asarray(primal(y.sign)) == 0):
         raise LinAlgError("numpy.linalg.slogdet: the matrix is singular (log|det| = -inf), "
                           "where log|det| has no derivative")
-    return y, (None, np.einsum("...ij,...jiz->...z", np.linalg.inv(a), da))
+    return y, (None, contract("...ij,...jiz->...z", np.linalg.inv(a), da))
 
 
 @jvp(np.linalg.det, compiled=True)
@@ -215,8 +216,8 @@ def cholesky_jvp(a, upper, da, _):
     lower = _mT(y) if upper else y
     n = np.shape(a)[-1]
     li = np.linalg.inv(lower)
-    x = np.einsum("...ij,...jkz,...lk->...ilz", li, _from_triangle(da, not upper, 1), li)
-    dl = np.einsum("...ij,...jkz->...ikz", lower, x * _trail(np.tri(n, k=-1) + 0.5 * np.eye(n), 1))
+    x = contract("...ij,...jkz,...lk->...ilz", li, _from_triangle(da, not upper, 1), li)
+    dl = contract("...ij,...jkz->...ikz", lower, x * _trail(np.tri(n, k=-1) + 0.5 * np.eye(n), 1))
     return y, _reached((_mT(dl, 1) if upper else dl), da, "...ijz,ik->...kjz", n)
 
 
@@ -239,11 +240,11 @@ def eigh_jvp(a, uplo, da, _):
     w, v = y
     _require_distinct(w, "eigh", "eigenvalues", _EIGEN_FIX)
     ds = _from_triangle(da, uplo == "L", 1)
-    c = np.einsum("...ji,...jkz,...kl->...ilz", v, ds, v)
-    dw = np.einsum("...ji,...jkz,...ki->...iz", v, ds, v)
+    c = contract("...ji,...jkz,...kl->...ilz", v, ds, v)
+    dw = contract("...ji,...jkz,...ki->...iz", v, ds, v)
     eye = np.eye(np.shape(w)[-1])
     f = (1.0 - eye) / (w[..., None, :] - w[..., :, None] + eye)
-    return y, (dw, np.einsum("...ij,...jkz->...ikz", v, f[..., None] * c))
+    return y, (dw, contract("...ij,...jkz->...ikz", v, f[..., None] * c))
 
 
 def eigvalsh_jvp(a, uplo, da, _):
@@ -251,7 +252,7 @@ def eigvalsh_jvp(a, uplo, da, _):
     w = np.linalg.eigvalsh(a, uplo)
     _require_distinct(w, "eigvalsh", "eigenvalues", _EIGEN_FIX)
     v = np.linalg.eigh(a, uplo).eigenvectors
-    return w, np.einsum("...ji,...jkz,...ki->...iz", v, _from_triangle(da, uplo == "L", 1), v)
+    return w, contract("...ji,...jkz,...ki->...iz", v, _from_triangle(da, uplo == "L", 1), v)
 
 
 # ---- general eigenproblem: real, distinct eigenvalues ---------------------------------------------
@@ -272,11 +273,11 @@ def eig_jvp(a, da):
     _require_real(w, "eig")
     _require_distinct(np.sort(primal(w), axis=-1), "eig", "eigenvalues", _EIGEN_FIX)
     vinv = np.linalg.inv(v)
-    c = np.einsum("...ij,...jkz,...kl->...ilz", vinv, da, v)
-    dw = np.einsum("...ij,...jkz,...ki->...iz", vinv, da, v)
+    c = contract("...ij,...jkz,...kl->...ilz", vinv, da, v)
+    dw = contract("...ij,...jkz,...ki->...iz", vinv, da, v)
     eye = np.eye(np.shape(w)[-1])
     f = (1.0 - eye) / (w[..., None, :] - w[..., :, None] + eye)
-    dv = np.einsum("...ij,...jkz->...ikz", v, f[..., None] * c)
+    dv = contract("...ij,...jkz->...ikz", v, f[..., None] * c)
     dv = dv - v[..., None] * np.sum(v[..., None] * dv, axis=-3, keepdims=True)
     return y, (dw, dv)
 
@@ -287,7 +288,7 @@ def eigvals_jvp(a, da):
     _require_real(w, "eigvals")
     _require_distinct(np.sort(primal(w), axis=-1), "eigvals", "eigenvalues", _EIGEN_FIX)
     v = np.linalg.eig(a).eigenvectors
-    return w, np.einsum("...ij,...jkz,...ki->...iz", np.linalg.inv(v), da, v)
+    return w, contract("...ij,...jkz,...ki->...iz", np.linalg.inv(v), da, v)
 
 
 @jvp(np.linalg.eig, note="real, distinct eigenvalues")
@@ -321,25 +322,25 @@ def svd_jvp(a, full_matrices, compute_uv, hermitian, da, *_):
     y = np.linalg.svd(a, full_matrices, compute_uv, hermitian)
     u, s, vh = y if compute_uv else np.linalg.svd(a, False, True, hermitian)
     _require_distinct(s, "svd", "singular values", _SINGULAR_FIX, nonzero=True)
-    ds = np.einsum("...ik,...ijz,...kj->...kz", u, da, vh)
+    ds = contract("...ik,...ijz,...kj->...kz", u, da, vh)
     if not compute_uv:
         return y, ds
-    dp = np.einsum("...ik,...ijz,...lj->...klz", u, da, vh)
+    dp = contract("...ik,...ijz,...lj->...klz", u, da, vh)
     dpt = _mT(dp, 1)
     eye = np.eye(k)
     s2 = s * s
     f = ((1.0 - eye) / (s2[..., None, :] - s2[..., :, None] + eye))[..., None]
     si, sj = s[..., :, None, None], s[..., None, :, None]
     v = _mT(vh)
-    du = np.einsum("...ij,...jkz->...ikz", u, f * (dp * sj + si * dpt))
-    dv = np.einsum("...ij,...jkz->...ikz", v, f * (si * dp + dpt * sj))
+    du = contract("...ij,...jkz->...ikz", u, f * (dp * sj + si * dpt))
+    dv = contract("...ij,...jkz->...ikz", v, f * (si * dp + dpt * sj))
     # the parts outside span(U) (tall) or span(V) (wide); identically 0 when U (V) is square
     if m > k:
-        du = du + (np.einsum("...ijz,...lj->...ilz", da, vh)
-                   - np.einsum("...ik,...klz->...ilz", u, dp)) * (1.0 / sj)
+        du = du + (contract("...ijz,...lj->...ilz", da, vh)
+                   - contract("...ik,...klz->...ilz", u, dp)) * (1.0 / sj)
     if n > k:
-        dv = dv + (np.einsum("...jiz,...jl->...ilz", da, u)
-                   - np.einsum("...ik,...lkz->...ilz", v, dp)) * (1.0 / sj)
+        dv = dv + (contract("...jiz,...jl->...ilz", da, u)
+                   - contract("...ik,...lkz->...ilz", v, dp)) * (1.0 / sj)
     return y, (du, ds, _mT(dv, 1))
 
 
@@ -382,15 +383,15 @@ def qr_jvp(a, mode, da, _):
             f"of R is at most {GAP_RTOL:g} times the largest), where Q has no derivative; "
             "remove the dependent columns or regularise the matrix")
     r1 = r[..., :, :k]
-    x = np.einsum("...ijz,...jk->...ikz", da[..., :, :k, :], np.linalg.inv(r1))
-    c = np.einsum("...ji,...jkz->...ikz", q, x)
+    x = contract("...ijz,...jk->...ikz", da[..., :, :k, :], np.linalg.inv(r1))
+    c = contract("...ji,...jkz->...ikz", q, x)
     low = c * _trail(np.tri(k, k=-1), 1)
     omega = low - _mT(low, 1)
-    dq = np.einsum("...ij,...jkz->...ikz", q, omega - c) + x
-    dr = np.einsum("...ijz,...jk->...ikz", c - omega, r1)
+    dq = contract("...ij,...jkz->...ikz", q, omega - c) + x
+    dr = contract("...ijz,...jk->...ikz", c - omega, r1)
     if n > m:
-        dr2 = (np.einsum("...jiz,...jk->...ikz", dq, a[..., :, m:])
-               + np.einsum("...ji,...jkz->...ikz", q, da[..., :, m:, :]))
+        dr2 = (contract("...jiz,...jk->...ikz", dq, a[..., :, m:])
+               + contract("...ji,...jkz->...ikz", q, da[..., :, m:, :]))
         dr = np.concatenate([dr, dr2], axis=-2)
     dr = _reached(dr, da, "...ijz,ik->...kjz", k)
     return y, (dr if mode == "r" else (dq, dr))
@@ -438,11 +439,11 @@ def _pinv_derivative(a, p, da, full_rank):
     singular values under its cutoff (the terms annihilate the part of dA that would raise
     the rank), and defined along perturbations that keep the rank."""
     m, n = np.shape(a)[-2:]
-    dp = -np.einsum("...ij,...jkz,...kl->...ilz", p, da, p)
+    dp = -contract("...ij,...jkz,...kl->...ilz", p, da, p)
     if m > n or not full_rank:
-        dp = dp + np.einsum("...ij,...kjz,...kl->...ilz", p @ _mT(p), da, np.eye(m) - a @ p)
+        dp = dp + contract("...ij,...kjz,...kl->...ilz", p @ _mT(p), da, np.eye(m) - a @ p)
     if m < n or not full_rank:
-        dp = dp + np.einsum("...ij,...kjz,...kl->...ilz", np.eye(n) - p @ a, da, _mT(p) @ p)
+        dp = dp + contract("...ij,...kjz,...kl->...ilz", np.eye(n) - p @ a, da, _mT(p) @ p)
     return dp
 
 
@@ -491,22 +492,22 @@ def lstsq_jvp(a, b, rcond, da, db, _):
     x2, b2 = (x[:, None], b[:, None]) if vector else (x, b)
     rhs = 0.0 if db is None else (db[:, None, :] if vector else db)
     if da is not None:
-        rhs = rhs - np.einsum("ijz,jk->ikz", da, x2)
+        rhs = rhs - contract("ijz,jk->ikz", da, x2)
     p = np.linalg.pinv(a, rcond)
-    dx = np.einsum("ij,jkz->ikz", p, rhs)
+    dx = contract("ij,jkz->ikz", p, rhs)
     r = b2 - a @ x2
     if da is not None and m > n:
-        dx = dx + np.einsum("ij,kjz,kl->ilz", p @ p.T, da, r)
+        dx = dx + contract("ij,kjz,kl->ilz", p @ p.T, da, r)
     if da is not None and m < n:
-        dx = dx + np.einsum("ij,kjz,kl->ilz", np.eye(n) - p @ a, da, p.T @ x2)
-    dresiduals = 2.0 * np.einsum("ik,ikz->kz", r, rhs) if np.size(residuals) else None
+        dx = dx + contract("ij,kjz,kl->ilz", np.eye(n) - p @ a, da, p.T @ x2)
+    dresiduals = 2.0 * contract("ik,ikz->kz", r, rhs) if np.size(residuals) else None
     ds = None
     if da is not None:
         sv = np.asarray(primal(s))
         gaps = np.abs(np.diff(sv))
         if np.all(gaps > GAP_RTOL * np.max(sv, initial=0.0)):
             u, _, vh = np.linalg.svd(a, full_matrices=False)
-            ds = np.einsum("ik,ijz,kj->kz", u, da, vh)
+            ds = contract("ik,ijz,kj->kz", u, da, vh)
         else:
             ds = np.full((len(sv), 1), np.nan) * np.sum(da, axis=(0, 1))[None, :]
     return y, (dx[:, 0] if vector else dx, dresiduals, ds)

@@ -7,7 +7,20 @@ import string
 
 import numpy as np
 
+from ..number import is_layer
 from .registry import composition, multilinear, reject_options, stack_lists
+
+# Plain operands of more entries than this (all together) are contracted pair by pair
+# through BLAS (np.einsum's optimize): one loop over every index of a three-operand product
+# (V⁻¹ dA V over N tangents) costs n⁴ N where the pairwise products cost n³ N.
+BLAS_SIZE = 4096
+
+
+def contract(subscripts, *operands):
+    """np.einsum(subscripts, *operands), optimized once the operands are plain and large
+    (numbers of a layer go to their layer's einsum, which contracts its own parts so)."""
+    big = not any(is_layer(a) for a in operands) and sum(np.size(a) for a in operands) > BLAS_SIZE
+    return np.einsum(subscripts, *operands, optimize=big)
 
 
 def parse_subscripts(subscripts):
@@ -88,7 +101,7 @@ def _einsum(*args, out=None, optimize=False, **kwargs):
     else:
         subscripts, operands = _sublist_form(args)
     operands = [stack_lists(op) for op in operands]
-    return operands, lambda *v: np.einsum(subscripts, *v), subscripts
+    return operands, lambda *v: contract(subscripts, *v), subscripts
 
 
 def matmul_subscripts(na, nb):

@@ -18,8 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..functions.registry import build
-from ..functions.multilinear import explicit_terms, fresh_letters
-from ..number import is_layer
+from ..functions.multilinear import contract, explicit_terms, fresh_letters
 from .tape import Tape, unbroadcast
 from .traced import FUNCTIONS, Traced, leading_tape, record, selection, value_and_node
 
@@ -70,8 +69,7 @@ def _einsum_vjp(terms, output, sizes, values, k, c):
     extra = ones + eyes
     subs = ",".join([output] + others + [t for t, _ in extra]) + "->" + "".join(target)
     operands = [c] + [v for j, v in enumerate(values) if j != k] + [a for _, a in extra]
-    big = not any(is_layer(a) for a in operands) and sum(np.size(a) for a in operands) > 4096
-    return np.einsum(subs, *operands, optimize=big)
+    return contract(subs, *operands)
 
 
 def _multilinear(entry):
