@@ -10,7 +10,7 @@ from . import numpy_functions as _numpy_functions  # noqa: F401  (registers __ar
 from . import math, rules, tree
 from .dual import Dual
 from .hyperdual import HyperDual
-from .number import EscapedPerturbation, primal
+from .number import EscapedPerturbation, SlowPathWarning, primal
 from .modes import ModeDecision, choose_hessian_mode, choose_mode
 from .primitives import _ON_REGISTER, primitive
 from .reverse import checkpoint, checkpointed_loop
@@ -44,5 +44,5 @@ __all__ = ["Dual", "HyperDual", "primal", "stop_gradient", "math", "rules", "jvp
            "derivative", "second_derivative", "grad", "value_and_grad", "jacfwd", "jacobian",
            "hessian", "hvp", "default_chunk", "default_hessian_chunk", "vjp", "jacrev",
            "choose_mode", "choose_hessian_mode", "ModeDecision", "checkpoint", "checkpointed_loop", "tree", "static",
-           "tree_map", "primitive", "EscapedPerturbation", "jacobian_sparsity", "hessian_sparsity",
+           "tree_map", "primitive", "EscapedPerturbation", "SlowPathWarning", "jacobian_sparsity", "hessian_sparsity",
            "vmap"]

@@ -13,25 +13,31 @@ as what it holds: a float array, or one number of the layer leading its entries
 (number.from_objects). f's output is read the same way.
 
 f and the user's own functions it calls (through globals or closure cells, bound methods
-and functools.partial included) run so; NumPy's, libraries' and dualad's functions keep
-their globals (a float buffer made there that receives a dual raises, naming
-np.zeros_like). Only a function that assigns into something sees the Buffer allocations; a
-function that writes global variables runs untouched (a view of its globals could not
-write them). The view is live: every other name is looked up in the module's globals at the
-time of use.
+and functools.partial included) run so. Functions of other packages that f calls through
+its globals (scipy.optimize.rosen, a module's function, recursively) run over a view too,
+with NumPy's array makers alone (np.asarray(x) of an array of duals is x itself, as NumPy's
+of an ndarray, instead of an object array of scalar duals): their allocations stay
+NumPy's. NumPy's, the standard library's and dualad's functions keep their globals. Only a
+function that assigns into something sees the Buffer allocations; a function that writes
+global variables runs untouched (a view of its globals could not write them). The view is
+live: every other name is looked up in the module's globals at the time of use. Where a
+library function fails over its view, the run without it stands.
 """
 
 from __future__ import annotations
 
 import dis
 import functools
+import linecache
 import sys
 import types
+import warnings
 import weakref
 
 import numpy as np
 
-from .number import ARRAY_CONVERSIONS, LostDerivative, from_objects, is_layer
+from .number import (ARRAY_CONVERSIONS, CONVERSION_SITES, RERUN_AT_CONVERSION, ConversionRerun,
+                     LostDerivative, SlowPathWarning, from_objects, is_layer)
 
 __all__ = ["Buffer", "OnDemand", "with_buffers"]
 
@@ -60,6 +66,10 @@ class Buffer(np.ndarray):
 
     def astype(self, dtype, *args, **kwargs):
         return _held(self).astype(dtype, *args, **kwargs)
+
+    def __setitem__(self, index, item):
+        # (a Python frame, so that a conversion of item into objects is told from others)
+        super().__setitem__(index, item)
 
 
 def _method(name):
@@ -120,8 +130,8 @@ def _float_dtype(dtype):
     return dtype is None or np.dtype(dtype).kind == "f"
 
 
-def _buffer(shape, fill):
-    out = np.empty(shape, dtype=object).view(Buffer)
+def _buffer(shape, fill, order="C"):
+    out = np.empty(shape, dtype=object, order="F" if order == "F" else "C").view(Buffer)
     out.fill(fill)
     return out
 
@@ -151,12 +161,16 @@ def _allocation(name):
         dtype = given.get("dtype")
         if dtype is None and like and not isinstance(first, Buffer):
             dtype = np.asarray(first).dtype
-        plain = (not _float_dtype(dtype) or given.get("order") not in (None, "C", "K", "A")
+        plain = (not _float_dtype(dtype) or given.get("order") not in (None, "C", "F", "K", "A")
                  or given.get("like") is not None or given.get("subok") is False)
         if plain:
             return numpy_function(first, *args, **kwargs)
         shape = (np.shape(first) if given.get("shape") is None else given["shape"]) if like else first
-        return _buffer(shape, given["fill_value"] if "fill_value" in given else _FILL[name])
+        order = given.get("order")
+        if like and order in (None, "K", "A") and isinstance(first, np.ndarray) and not first.flags.c_contiguous \
+                and first.flags.f_contiguous:
+            order = "F"  # *_like of an F-ordered array is laid out so, as NumPy's
+        return _buffer(shape, given["fill_value"] if "fill_value" in given else _FILL[name], order)
     allocate.__name__ = name
     return allocate
 
@@ -175,7 +189,8 @@ def _array_maker(name):
     numpy_function = getattr(np, name)
 
     def make(a, *args, **kwargs):
-        if is_layer(a) and not args and kwargs.get("dtype") is None and set(kwargs) <= {"dtype", "copy", "order"}:
+        if is_layer(a) and not args and _keeps_float64(kwargs.get("dtype")) and \
+                set(kwargs) <= {"dtype", "copy", "order", "subok"}:
             return _as_array(name, a, kwargs.get("copy", True if name == "array" else None), kwargs.get("order"))
         out = numpy_function(a, *args, **kwargs)
         if type(out) is np.ndarray and out.dtype == object and any(is_layer(item) for item in out.flat):
@@ -205,6 +220,11 @@ def _as_array(name, a, copy, order):
     if copy is False:
         raise ValueError("Unable to avoid copy while creating an array as requested.")
     return np.copy(a, order=order)
+
+
+def _keeps_float64(dtype):
+    """Whether asking for this dtype leaves a float64 array as it is (None, float64)."""
+    return dtype is None or np.dtype(dtype) == np.float64
 
 
 ARRAY_MAKERS = {name: _array_maker(name) for name in ("array", "asarray", "asanyarray",
@@ -269,11 +289,13 @@ _BY_FUNCTION = {id(getattr(np, name)): name
 class _Globals(dict):
     """A function's globals, looked up live, with numpy (and its allocation functions
     imported by name) seen as making Buffers when the function assigns into something, and
-    the user's own functions it calls run the same way."""
+    the user's own functions it calls (with libraries, other packages' functions and
+    modules too) run over views the same way."""
 
-    def __init__(self, module_globals, allocates):
-        super().__init__(__builtins__=module_globals.get("__builtins__", __builtins__))
-        self.module_globals, self.allocates = module_globals, allocates
+    def __init__(self, module_globals, allocates, libraries):
+        super().__init__(__builtins__=_builtins_importing_the_view(
+            module_globals.get("__builtins__", __builtins__), allocates))
+        self.module_globals, self.allocates, self.libraries = module_globals, allocates, libraries
 
     def __missing__(self, name):
         value = self.module_globals[name]  # KeyError: Python looks in the builtins next
@@ -282,7 +304,60 @@ class _Globals(dict):
             return replaced
         if id(value) in _BY_FUNCTION and value is getattr(np, _BY_FUNCTION[id(value)]):
             return getattr(replaced, _BY_FUNCTION[id(value)])
-        return with_buffers(value) if isinstance(value, types.FunctionType) else value
+        if isinstance(value, types.FunctionType):
+            return with_buffers(value, self.libraries)
+        if self.libraries and isinstance(value, types.ModuleType) and _viewed_package(value.__name__):
+            return _module_view(value)
+        return value
+
+
+class _ModuleView(types.ModuleType):
+    """A module of another package as f's view sees it: its functions over views too."""
+
+    def __init__(self, module):
+        super().__init__(module.__name__)
+        self._module = module
+
+    def __getattr__(self, name):
+        value = getattr(self._module, name)
+        if isinstance(value, types.FunctionType):
+            return with_buffers(value, libraries=True)
+        if isinstance(value, types.ModuleType) and _viewed_package(value.__name__):
+            return _module_view(value)
+        return value
+
+
+_MODULE_VIEWS: dict = {}
+
+
+def _module_view(module):
+    view = _MODULE_VIEWS.get(module.__name__)
+    if view is None or view._module is not module:
+        view = _MODULE_VIEWS[module.__name__] = _ModuleView(module)
+    return view
+
+
+def _viewed_package(module_name):
+    """Whether functions of this module run over a view when f calls them: the user's and
+    other packages', not NumPy's (which dispatch to dualad themselves), the standard
+    library's or dualad's."""
+    top = (module_name or "").partition(".")[0]
+    return not (top in sys.stdlib_module_names or top in ("dualad", "numpy", "numba"))
+
+
+def _builtins_importing_the_view(builtins, allocates):
+    """The builtins with an __import__ that gives `import numpy as np` inside the function
+    (a function-local import, common in published code) the same view of numpy as its
+    globals have; every other import is Python's."""
+    names = dict(vars(builtins) if isinstance(builtins, types.ModuleType) else builtins)
+    original = names["__import__"]
+    replaced = NUMPY_WITH_BUFFERS if allocates else NUMPY_WITH_ARRAYS
+
+    def import_(name, globals=None, locals=None, fromlist=(), level=0):
+        module = original(name, globals, locals, fromlist, level)
+        return replaced if module is np else module
+    names["__import__"] = import_
+    return names
 
 
 def _codes(code):
@@ -312,12 +387,10 @@ def _users_own(f):
     """Whether f is the user's code (not NumPy's, a library's or dualad's own)."""
     module = sys.modules.get(getattr(f, "__module__", None) or "")
     path = getattr(module, "__file__", None) or ""
-    top = (f.__module__ or "").partition(".")[0]
-    return not (top in sys.stdlib_module_names or top == "dualad" or
-                "site-packages" in path or "dist-packages" in path)
+    return _viewed_package(f.__module__) and not ("site-packages" in path or "dist-packages" in path)
 
 
-_MADE = weakref.WeakKeyDictionary()
+_MADE = {True: weakref.WeakKeyDictionary(), False: weakref.WeakKeyDictionary()}  # by libraries
 
 
 class OnDemand:
@@ -328,29 +401,92 @@ class OnDemand:
         self.f, self.buffered = f, None
 
     def run(self, attempt):
-        """attempt(f), or attempt(with_buffers(f)) when f needs buffers: it stored a dual in a
-        float array it allocated, gave NumPy an object array of them, or made one of an array
-        of a layer (np.asarray(x): a copy, where NumPy's would be x itself)."""
+        """attempt(f), or attempt over a view of f's globals when f needs one: it stored a
+        dual in a float array it allocated, gave NumPy an object array of them, or made one
+        of an array of a layer (np.asarray(x): a copy, where NumPy's would be x itself). The
+        first run stops at the first such conversion when there is a view to rerun over (the
+        object array's arithmetic would cost far more than the rerun). The view reaches
+        other packages' functions too; where one of them fails over it, the view of the
+        user's own functions alone runs (its conversions slow, and said so)."""
         if self.buffered is not None:
-            return attempt(self.buffered)
-        conversions = ARRAY_CONVERSIONS[0]
+            return _warning_of_object_arrays(attempt, self.buffered)
+        views = list(dict.fromkeys(with_buffers(self.f, libraries) for libraries in (True, False)))
+        views = [v for v in views if v is not self.f]
+        conversions, start = ARRAY_CONVERSIONS[0], len(CONVERSION_SITES)
+        RERUN_AT_CONVERSION.append(bool(views))
         try:
             result = attempt(self.f)
+        except ConversionRerun:
+            pass
         except (TypeError, ValueError) as error:
-            if not _lost_in_an_array(error):
-                raise
-            buffered = with_buffers(self.f)
-            if buffered is self.f:
+            if not _lost_in_an_array(error) or not views:
                 raise
         else:
-            if ARRAY_CONVERSIONS[0] == conversions:
-                return result
-            buffered = with_buffers(self.f)
-            if buffered is self.f:
-                return result  # not the user's function: NumPy's own conversions stand
-        result = attempt(buffered)
-        self.buffered = buffered
-        return result
+            if ARRAY_CONVERSIONS[0] == conversions or not views:
+                self.buffered = self.f if ARRAY_CONVERSIONS[0] != conversions else None
+                _warn_of_object_arrays(CONVERSION_SITES[start:])
+                return result  # (not the user's function: NumPy's own conversions stand)
+        finally:
+            RERUN_AT_CONVERSION.pop()
+            del CONVERSION_SITES[start:]
+        for k, view in enumerate(views):
+            try:
+                result = _warning_of_object_arrays(attempt, view)
+            except ConversionRerun:  # an enclosing transform's first run: it reruns
+                raise
+            except Exception:
+                if k == len(views) - 1:
+                    raise
+                continue  # another package's function failed over its view
+            self.buffered = view
+            return result
+
+
+def _warning_of_object_arrays(attempt, f):
+    """attempt(f), warning (once per line) where it made object arrays of an array of duals."""
+    start = len(CONVERSION_SITES)
+    try:
+        return attempt(f)
+    finally:
+        sites = CONVERSION_SITES[start:]
+        del CONVERSION_SITES[start:]
+        _warn_of_object_arrays(sites)
+
+
+_WARNED: dict = {}  # warnings.warn_explicit's registry: each line is named once
+
+
+def _warn_of_object_arrays(sites):
+    """A SlowPathWarning for each line that made an object array of an array of duals,
+    pointing at that line, with the rewrite that keeps the dual array."""
+    for filename, line, function, into_buffer, shape in dict.fromkeys(sites):
+        text = linecache.getline(filename, line).strip()
+        if into_buffer:
+            fix = (f"the array {function} allocated (np.zeros, np.empty, ...) holds Python objects once it "
+                   "receives duals; allocate it with np.zeros_like(x) of the differentiated "
+                   "input (or build the result with np.stack/np.concatenate), which keeps an "
+                   "array of duals")
+        elif ".dot(" in text:
+            fix = ("ndarray.dot of a float array does not hand the call to dualad; write "
+                   "`a @ b` or `np.dot(a, b)`, which do")
+        elif with_buffers_reaches(filename):
+            fix = ("write the conversion as np.asarray(x) (dualad keeps the dual array there) "
+                   "or keep x as it is")
+        else:
+            fix = ("this is not your own code, which dualad reruns with np.asarray keeping the "
+                   "dual array; call your own NumPy code instead of this function, or "
+                   "differentiate it in compiled code")
+        warnings.warn_explicit(
+            f"`{text or '...'}` in {function} made an object array of scalar duals from a dual "
+            f"array of shape {shape}: NumPy then runs every operation on it entry by entry in "
+            f"Python, far slower than on the dual array. {fix[0].upper()}{fix[1:]}.",
+            SlowPathWarning, filename, line, registry=_WARNED)
+
+
+def with_buffers_reaches(filename):
+    """Whether functions of this file are the user's own (with_buffers reruns them)."""
+    return not ("site-packages" in filename or "dist-packages" in filename or
+                filename.startswith(sys.prefix) or filename.startswith("<"))
 
 
 def _lost_in_an_array(error):
@@ -362,25 +498,31 @@ def _lost_in_an_array(error):
             (isinstance(error, TypeError) and "from dtype('O')" in str(error)))
 
 
-def with_buffers(f):
-    """f, run over a view of its globals in which NumPy's allocations make Buffers (see the
-    module docstring); f itself when it is not the user's own Python function (or a bound
-    method or functools.partial of one), or writes global variables."""
+def with_buffers(f, libraries=False):
+    """f, run over a view of its globals in which NumPy's allocations make Buffers and its
+    array makers keep arrays of duals (see the module docstring); with libraries, another
+    package's function too (its allocations NumPy's), and the functions and modules of
+    other packages that the view's functions call. f itself when it is not such a Python
+    function (or a bound method or functools.partial of one), or writes global variables."""
     if isinstance(f, functools.partial):
-        inner = with_buffers(f.func)
+        inner = with_buffers(f.func, libraries)
         return f if inner is f.func else functools.partial(inner, *f.args, **f.keywords)
     if isinstance(f, types.MethodType):
-        inner = with_buffers(f.__func__)
+        inner = with_buffers(f.__func__, libraries)
         return f if inner is f.__func__ else types.MethodType(inner, f.__self__)
-    if not isinstance(f, types.FunctionType) or hasattr(f, "__dualad_buffers__") or not _users_own(f):
+    if not isinstance(f, types.FunctionType) or hasattr(f, "__dualad_buffers__") or \
+            not _viewed_package(f.__module__):
         return f
-    made = _MADE.get(f)
+    own = _users_own(f)
+    if not (own or libraries):
+        return f
+    made = _MADE[libraries].get(f)
     if made is not None:
         return made
     writes, stores, nonlocal_writes = _reads(f.__code__)
     if writes:
         return f
-    namespace = _Globals(f.__globals__, stores)
+    namespace = _Globals(f.__globals__, stores and own, libraries)
     closure = f.__closure__
     replaced = [i for i, (name, cell) in enumerate(zip(f.__code__.co_freevars, closure or ()))
                 if name not in nonlocal_writes and _holds_function(cell)]
@@ -393,11 +535,11 @@ def with_buffers(f):
         def g(*args, **kwargs):
             cells = list(closure)
             for i in replaced:
-                cells[i] = types.CellType(with_buffers(closure[i].cell_contents))
+                cells[i] = types.CellType(with_buffers(closure[i].cell_contents, libraries))
             return _rebuilt(f, namespace, tuple(cells))(*args, **kwargs)
         functools.update_wrapper(g, f)
     g.__wrapped__, g.__dualad_buffers__ = f, True
-    _MADE[f] = g
+    _MADE[libraries][f] = g
     return g
 
 

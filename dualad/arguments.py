@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from .number import check_live, fresh, from_objects, is_layer
+from .number import ForwardNumber, check_live, fresh, from_objects, in_layout, is_layer
 from .tree import Static, flatten
 
 __all__ = ["Inputs", "check_input", "read_output", "read_outputs", "argnums_of", "name_of",
@@ -182,10 +182,12 @@ class Inputs:
     def call(self, make):
         """f(*args) with leaf j of the differentiated arguments replaced by make(j, x_j);
         passed-through leaves go in as they are (dualad.static unwrapped)."""
-        args = list(self.args)
+        # a dualad.static argument outside argnums is passed to f as its value
+        args = [a.value if isinstance(a, Static) and i not in self.positions else a
+                for i, a in enumerate(self.args)]
         # f gets its own copy of every differentiated array for every call: an f that assigns
         # into its argument must change neither the caller's array nor the next pass's input
-        per_leaf = [make(j, fresh(x)) for j, x in enumerate(self.xs)]
+        per_leaf = [_laid_out(make(j, fresh(x))) for j, x in enumerate(self.xs)]
         for i, rebuilt in zip(self.positions, self._rebuild(per_leaf, lambda leaf: leaf)):
             args[i] = rebuilt
         return self.f(*args)
@@ -222,6 +224,14 @@ class Inputs:
         structure: each piece has shape out_shape + the leaf's shape."""
         return self.structure([plain(np.reshape(flat[..., o:o + s], out_shape + sh))
                                for o, s, sh in zip(self.offsets, self.sizes, self.shapes)])
+
+
+def _laid_out(x):
+    """A seeded input with its tangents laid out as its value (an F-ordered argument's seeds
+    are made in C order), so that NumPy's calls read and view both alike."""
+    if isinstance(x, ForwardNumber) and not isinstance(x.value, ForwardNumber):
+        x._set_components(tuple(in_layout(c, x.value) for c in x.components))
+    return x
 
 
 def read_output(out, tag, f):

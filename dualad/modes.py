@@ -308,18 +308,22 @@ def _compiled_hessian_decision(f, args, argnums, n_in, ops, floats):
 
 
 def _measure(f, args, argnums):
-    """(N, M, ops, floats): f recorded once on a tape."""
+    """(N, M, ops, floats): f recorded once on a tape, as the transforms run it (over a view
+    of its globals where it needs one: allocation.OnDemand), so that the tape holds what
+    they would record, not an object array's entries one by one."""
+    from .allocation import OnDemand
     from .reverse import Tape, Traced, leaf
     from .arguments import Inputs
     from .tree import flatten
     from .twin import python_twin
 
-    f = python_twin(f)
-    inputs = Inputs(f, args, argnums)
-    tape = Tape()
-    out = inputs.call(lambda k, x: leaf(x, tape))
-    n_out = sum(int(np.size(o.value if isinstance(o, Traced) else primal(o))) for o in flatten(out)[0])
-    return inputs.n, n_out, len(tape), tape.floats
+    def record(g):
+        inputs = Inputs(g, args, argnums)
+        tape = Tape()
+        out = inputs.call(lambda k, x: leaf(x, tape))
+        n_out = sum(int(np.size(o.value if isinstance(o, Traced) else primal(o))) for o in flatten(out)[0])
+        return inputs.n, n_out, len(tape), tape.floats
+    return OnDemand(python_twin(f)).run(record)
 
 
 def _fmt(seconds):

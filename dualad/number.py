@@ -24,6 +24,7 @@ import contextlib
 import itertools
 import math
 import operator
+import sys
 
 import numpy as np
 
@@ -31,7 +32,8 @@ from .rules import BY_UFUNC, RULES
 
 __all__ = ["ArrayLike", "ForwardNumber", "fresh", "new_tag", "scoped_tag", "finish", "check_live",
            "EscapedPerturbation", "LostDerivative", "primal", "HANDLED_FUNCTIONS", "leader_of", "is_layer", "from_objects",
-           "PRIMAL_ONLY_UFUNCS", "REDUCERS", "in_layout", "positions", "constant_positions", "unwrapped"]
+           "PRIMAL_ONLY_UFUNCS", "REDUCERS", "in_layout", "positions", "constant_positions", "unwrapped",
+           "SlowPathWarning", "CONVERSION_SITES", "strided_as"]
 
 _tag_counter = itertools.count(1)
 
@@ -142,7 +144,7 @@ def from_objects(x):
     # the entries in x's memory order (slowest axis first), stacked, and the axes put back:
     # the number is laid out as x is (an F-ordered object array gives an F-ordered number),
     # so NumPy's later view-or-copy choices on it are those it makes on x
-    order = sorted(range(x.ndim), key=lambda k: -abs(x.strides[k])) if x.ndim >= 2 else list(range(x.ndim))
+    order = memory_order(x) if x.ndim >= 2 else list(range(x.ndim))
     in_memory = np.transpose(x, order)
     items = in_memory.ravel().tolist()
     if not any(is_layer(item) for item in items):
@@ -185,6 +187,15 @@ def trailing_index(index, n_trailing):
     return index
 
 
+def memory_order(a):
+    """a's axes, slowest first, as NumPy lays out a new array like a (order='K'): read off
+    NumPy's own empty_like, whose rules for broadcast (stride 0), flipped and size-1 axes
+    are NumPy's (a stride-0 axis keeps its C place: ravel('K') of broadcast_to(x, (2, 3))
+    is x, x)."""
+    strides = np.empty_like(a, dtype=np.int8).strides
+    return sorted(range(a.ndim), key=lambda k: -strides[k])
+
+
 def in_layout(component, value):
     """component (value.shape + trailing) with its leading axes in value's memory order.
 
@@ -201,8 +212,7 @@ def in_layout(component, value):
     if component[(0,) * nd].flags.c_contiguous and all(
             n == 1 or s == v * width for n, s, v in zip(value.shape, component.strides, value.strides)):
         return component
-    slowest_first = sorted(range(nd), key=lambda k: -abs(value.strides[k]))
-    order = slowest_first + list(range(nd, component.ndim))
+    order = memory_order(value) + list(range(nd, component.ndim))
     out = np.empty([component.shape[k] for k in order], dtype=component.dtype).transpose(np.argsort(order))
     out[...] = component
     return out
@@ -210,16 +220,35 @@ def in_layout(component, value):
 
 def positions(shape, value, start=0):
     """Integer ids start, start + 1, ... of the entries of an array of `shape` in C order,
-    laid out in memory as value is (its primal's layout). A NumPy call run on them and on the
-    values reads both in the same order (ravel(order='K') of an F-ordered array) and makes a
-    view of both or of neither, so the positions it returns are those the values took."""
-    ids = np.arange(start, start + math.prod(shape), dtype=np.intp).reshape(shape)
-    return in_layout(ids, unwrapped(value))
+    with the strides of value (its primal's). A NumPy call run on them and on the values
+    reads both in the same order (ravel(order='K') of an F-ordered or broadcast array) and
+    makes a view of both or of neither, so the positions it returns are those the values
+    took."""
+    return strided_as(np.arange(start, start + math.prod(shape), dtype=np.intp).reshape(shape),
+                       unwrapped(value))
 
 
 def constant_positions(shape, value):
-    """-1 (a constant: no operand entry) at every entry, laid out as value is."""
-    return in_layout(np.full(shape, -1, dtype=np.intp), unwrapped(value))
+    """-1 (a constant: no operand entry) at every entry, with the strides of value."""
+    return strided_as(np.full(shape, -1, dtype=np.intp), unwrapped(value))
+
+
+def strided_as(ids, value):
+    """ids (C-ordered, value's shape) as an array with value's strides, one entry per memory
+    place of value: where value's entries share memory (a broadcast axis, stride 0) the
+    place holds the id of one of them (positions: the cotangents of aliases meet there
+    anyway; index sets: aliases have equal ones)."""
+    if type(value) is not np.ndarray or value.ndim < 2 or value.flags.c_contiguous or value.size == 0:
+        return ids
+    steps = [s // value.itemsize for s in value.strides]
+    low = sum(min(0, step * (n - 1)) for step, n in zip(steps, value.shape))
+    high = sum(max(0, step * (n - 1)) for step, n in zip(steps, value.shape))
+    offsets = -low + sum(np.arange(n).reshape((-1,) + (1,) * (value.ndim - 1 - k)) * step
+                         for k, (step, n) in enumerate(zip(steps, value.shape)))
+    memory = np.full(high - low + 1, -1, dtype=np.intp)
+    memory[np.broadcast_to(offsets, value.shape).reshape(-1)] = ids.reshape(-1)
+    return np.lib.stride_tricks.as_strided(memory[-low:], value.shape,
+                                           [step * memory.itemsize for step in steps])
 
 
 def times(d, component, n_trailing):
@@ -238,6 +267,12 @@ def _as_index(index):
                 "use int(dualad.primal(i)) if you mean its value"
             )
     return index
+
+
+def _as_float(c):
+    """c as float64: a NumPy scalar or an array."""
+    arr = np.asarray(c, dtype=np.float64)
+    return arr[()] if arr.ndim == 0 else arr
 
 
 def _float64_keeping_layers(x=0.0):
@@ -276,6 +311,38 @@ FLOAT64 = LayerDtype()
 # it runs f again over NumPy's array makers that keep x itself (allocation.OnDemand), so that
 # a write through the result reaches x, as NumPy's would.
 ARRAY_CONVERSIONS = [0]
+# Where each conversion happened: (file, line, function, shape), for the transform to warn
+# about those that its rerun could not avoid (allocation.OnDemand).
+CONVERSION_SITES: list = []
+# While a transform's first run of f is to be rerun over views at the first conversion (the
+# object array's arithmetic would cost far more than the rerun), the innermost such run is
+# True here and a conversion raises ConversionRerun.
+RERUN_AT_CONVERSION = [False]
+
+
+class ConversionRerun(Exception):
+    """An array of duals was about to become an object array in a run that the transform
+    reruns over views (allocation.OnDemand), where it stays an array of duals."""
+
+
+class SlowPathWarning(UserWarning):
+    """An array of dual numbers became an object array of scalar duals (np.asarray inside
+    library code, ndarray.dot of a float array): every NumPy operation on it then runs entry
+    by entry in Python. The message names the line and the fast rewrite."""
+
+
+def _conversion_site():
+    """(file, line, function, into a buffer) of the Python code that asked NumPy for the
+    object array: the first frame outside NumPy and dualad; into a buffer where the array
+    was assigned into an allocation of f's that holds Python objects (allocation.Buffer)."""
+    frame, into_buffer = sys._getframe(2), False
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module.split(".")[0] not in ("numpy", "dualad"):
+            return frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name, into_buffer
+        into_buffer = into_buffer or frame.f_code.co_qualname == "Buffer.__setitem__"
+        frame = frame.f_back
+    return "<unknown>", 0, "<unknown>", into_buffer
 
 
 class ArrayLike:
@@ -288,6 +355,15 @@ class ArrayLike:
     __slots__ = ()
     _dualad_layer = True
     _note_read = None  # a layer's hook: primal(x) read x's values (SparsityTracer)
+
+    def __new__(cls, *args, **kwargs):
+        if len(args) == 1 and not kwargs:
+            # type(x)(c): code written for floats makes a constant of x's type so
+            # (numba-stats does in most distributions); a constant of every layer is c
+            # itself, and a number of some layer stays that number
+            c = args[0]
+            return c if is_layer(c) else _as_float(c)
+        return object.__new__(cls)
 
     # ---- ndarray-like surface ---------------------------------------------------------
     @property
@@ -389,6 +465,10 @@ class ArrayLike:
             raise ValueError("a dualad number becomes a NumPy array only by a copy")
         if _ndim(self.value):
             ARRAY_CONVERSIONS[0] += 1
+            if len(CONVERSION_SITES) < 10_000:  # read and cleared by each transform's run
+                CONVERSION_SITES.append(_conversion_site() + (self.shape,))
+            if RERUN_AT_CONVERSION[-1]:
+                raise ConversionRerun
         out = np.empty(self.shape, dtype=object)
         for index in np.ndindex(self.shape):
             out[index] = self[index]
@@ -661,9 +741,9 @@ def fresh(x):
     entries, and for a number of a layer a new number (its value fresh, recursively). The
     copy is not an operation of any layer, so it records nothing."""
     if isinstance(x, np.ndarray):
-        return x.copy()
+        return x.copy(order="K")  # laid out as x: an F-ordered argument stays F-ordered
     if isinstance(x, ForwardNumber):
-        return x._make(fresh(x.value), tuple(c.copy() for c in x.components), x.tag)
+        return x._make(fresh(x.value), tuple(c.copy(order="K") for c in x.components), x.tag)
     if is_layer(x):
         return x.fresh()  # a traced value: its own way to be a new, unshared object
     return x

@@ -88,8 +88,10 @@ def test_asarray_keeps_the_derivative_and_float_conversion_refuses():
     for mode in MODES:
         np.testing.assert_allclose(dualad.grad(f, mode=mode)(x), np.sin(x) + x * np.cos(x),
                                    rtol=1e-14)
+    # asarray of a float64 array with dtype=float is the array itself, in NumPy and here
+    np.testing.assert_array_equal(dualad.grad(lambda x: np.sum(np.asarray(x, dtype=float)))(x), [1.0] * 3)
     with pytest.raises(TypeError, match="would drop its derivative"):
-        dualad.grad(lambda x: np.sum(np.asarray(x, dtype=float)))(x)
+        dualad.grad(lambda x: np.sum(np.asarray(x, dtype=np.float32)))(x)
 
 
 def _fill_2d(x):

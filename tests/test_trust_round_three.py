@@ -305,3 +305,90 @@ def test_pinv_of_a_rank_deficient_matrix_at_constant_rank():
     expected = dualad.jacobian(closed_form)(z)
     for mode in MODES:
         np.testing.assert_allclose(dualad.jacobian(pinv_of_outer, mode=mode)(z), expected, atol=1e-12)
+
+
+# ---- found by the wrong-derivative hunt on the fixes above ---------------------------------------
+def test_an_f_ordered_argument_stays_f_ordered_in_every_mode():
+    x = np.asfortranarray([[1.0, 2.0], [3.0, 4.0]])
+
+    def f(x):
+        return x.ravel(order="K")[1] ** 2      # NumPy: x[1, 0] = 3
+    assert f(x) == 9.0
+    for mode in ("forward", "reverse"):
+        value, gradient = dualad.value_and_grad(f, mode=mode)(x)
+        assert value == 9.0
+        np.testing.assert_array_equal(gradient, [[0.0, 0.0], [6.0, 0.0]])
+    np.testing.assert_array_equal(dualad.jacobian_sparsity(lambda x: x.ravel(order="K"))(x).toarray(),
+                                  np.eye(4, dtype=bool)[[0, 2, 1, 3]])
+    assert dualad.hessian(lambda x: x.ravel(order="K")[1] ** 3)(x)[1, 0, 1, 0] == 18.0
+
+
+def test_broadcast_arrays_read_in_memory_order():
+    x, w = np.array([1.0, 2.0, 3.0]), np.arange(1.0, 7.0)
+
+    def f(x):
+        return np.broadcast_to(x, (2, 3)).ravel(order="K") @ w
+
+    def g(x):
+        return np.einsum("ij->ji", np.broadcast_to(x[:, None], (3, 2))).ravel(order="K")
+    for mode in MODES:
+        np.testing.assert_array_equal(dualad.grad(f, mode=mode)(x), [5.0, 7.0, 9.0])
+    np.testing.assert_array_equal(dualad.hessian(lambda x: f(x) ** 2, mode="forward-over-reverse")(x)[0],
+                                  [50.0, 70.0, 90.0])
+    assert_all_equal(every_jacobian(g, x), np.tile(np.eye(3), (2, 1)))
+
+
+def test_a_branch_on_a_piecewise_constant_of_x_makes_the_pattern_checked():
+    def f(x):
+        if np.sign(x[0]) > 0:
+            return x[1] * x[1:]
+        return x[2] * x[1:]
+
+    def g(x):
+        k = int(dualad.primal(x[0] // 1.0))
+        return x[k:k + 2] * 2.0
+    jac = dualad.jacobian(f, sparsity=True)
+    jac(np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(jac(np.array([-1.0, 2.0, 3.0])).toarray(), [[0, 3, 2], [0, 0, 6]])
+    jac = dualad.jacobian(g, sparsity=True)
+    jac(np.array([0.5, 2.0, 3.0, 4.0]))
+    np.testing.assert_array_equal(jac(np.array([1.5, 2.0, 3.0, 4.0])).toarray(), [[0, 2, 0, 0], [0, 0, 2, 0]])
+
+
+def test_a_detected_pattern_follows_an_alias_made_by_asarray():
+    def f(x):
+        y = np.asarray(x)
+        y[0] = 10.0 * x[1]     # y is x: the write reaches x
+        return x * 1.0
+    expected = np.array([[0.0, 10.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    for mode in MODES:
+        np.testing.assert_array_equal(dualad.jacobian(f, sparsity=True, mode=mode)(np.array([1.0, 2.0, 3.0])).toarray(),
+                                      expected)
+
+
+@pytest.mark.parametrize("write", ["y[0:2] = (x[1:] ** 2).reshape(1, 2)", "y[1:3] = x[0].reshape(1, 1)",
+                                   "y[...] = (y * x).reshape(1, 3)"])
+def test_an_item_with_extra_leading_axes_is_assigned_in_reverse_mode(write):
+    namespace = {"np": np}
+    exec(f"def f(x):\n    y = x * 1.0\n    {write}\n    return np.sum(y * np.arange(1.0, 4.0))", namespace)
+    f, x = namespace["f"], np.array([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(dualad.grad(f, mode="reverse")(x), dualad.grad(f, mode="forward")(x))
+
+
+def test_an_f_ordered_allocation_holds_duals():
+    def f(x):
+        out = np.zeros((2, 2), order="F")
+        out[0, 0], out[1, 0] = x[0], x[1] * x[0]
+        out[:, 1] = x
+        return out.ravel(order="K")
+    x = np.array([1.0, 2.0])
+    expected = [[1.0, 0.0], [2.0, 1.0], [1.0, 0.0], [0.0, 1.0]]
+    for mode in MODES:
+        np.testing.assert_array_equal(dualad.jacobian(f, mode=mode)(x), expected)
+
+
+def test_a_static_argument_outside_argnums_reaches_f_as_its_value():
+    class Choice:
+        k = 1
+    np.testing.assert_array_equal(dualad.jacobian(lambda x, c: x * x[c.k])(np.array([1.0, 2.0]), dualad.static(Choice())),
+                                  [[2.0, 1.0], [0.0, 4.0]])

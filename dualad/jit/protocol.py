@@ -134,6 +134,13 @@ def _float_of_dual(x):
     return None
 
 
+# type(x)(c): code written for floats makes a constant of x's type so (numba-stats does in
+# most distributions); a dual's class is float's, so the constant is the float c, as on the
+# Python path (number.ArrayLike.__new__)
+for _scalar in SCALARS:
+    overload_attribute(_scalar, "__class__")(lambda x: lambda x: np.float64)
+
+
 # ---- arrays of duals: structure -----------------------------------------------------------------------
 # Every 1-D array kind of the compiled path keeps its primals in .values.
 

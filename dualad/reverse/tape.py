@@ -100,11 +100,16 @@ class Scattered:
 
 
 def unbroadcast(g, shape):
-    """Sum g over the axes along which an operand of `shape` was broadcast to g's shape."""
+    """Sum g over the axes along which an operand of `shape` was broadcast to g's shape. An
+    operand with more leading axes of length 1 than g (an item assigned into a slice:
+    y[0:2] = v.reshape(1, 2), which NumPy takes) gets them back."""
     shape = tuple(shape)
     g_shape = np.shape(g)
     if g_shape == shape:
         return g
+    if len(shape) > len(g_shape):
+        g_shape = (1,) * (len(shape) - len(g_shape)) + tuple(g_shape)
+        g = np.reshape(g, g_shape)
     lead = len(g_shape) - len(shape)
     axes = tuple(range(lead)) + tuple(
         lead + i for i, n in enumerate(shape) if n == 1 and g_shape[lead + i] != 1)

@@ -40,7 +40,7 @@ import math
 import numpy as np
 
 from ..functions.registry import axes_of, build
-from ..number import (ArrayLike, assign, fresh, from_objects, in_layout, is_layer, leader_of, primal,
+from ..number import (ArrayLike, assign, fresh, from_objects, is_layer, leader_of, primal, strided_as,
                       unwrapped)
 from ..functions.multilinear import explicit_terms
 from .sets import Builder, Table, cross, union
@@ -76,12 +76,13 @@ class SparsityTracer(ArrayLike):
     _functions = FUNCTIONS
 
     def __init__(self, value, g, h, ctx):
-        # the ids laid out in memory as the value (every maker of sets builds them in C order):
-        # NumPy's calls then read both in one order and make a view of both or of neither
+        # ids that a maker of sets built in C order given the value's strides (ids that a
+        # selection made have them already): NumPy's calls then read both in one order and
+        # view both or neither
         layout = unwrapped(value)
         self.value, self.ctx = value, ctx
-        self.g = g if g is None else in_layout(g, layout)
-        self.h = h if h is None else in_layout(h, layout)
+        self.g = g if g is None or not g.flags.c_contiguous else strided_as(g, layout)
+        self.h = h if h is None or not h.flags.c_contiguous else strided_as(h, layout)
 
     @property
     def tag(self):
@@ -150,7 +151,11 @@ class SparsityTracer(ArrayLike):
         depends = [k for k, (_, g, _) in enumerate(split) if g is not None and rule.first[k] is not None]
         g = union(ctx.g, [split[k][1] for k in depends], shape)
         if g is None:
-            return y  # piecewise constant, or no traced operand: no dependence
+            if any(g_k is not None for _, g_k, _ in split):
+                # piecewise constant (floor, sign, //) of a traced value: no dependence, but
+                # a value of x that f may branch or index on, as a comparison's
+                ctx.read_values = True
+            return y
         if ctx.h is None:
             return SparsityTracer(y, g, None, ctx)
         traced = [k for k, (_, g_k, _) in enumerate(split) if g_k is not None]
@@ -199,7 +204,7 @@ class SparsityTracer(ArrayLike):
 def _ids_of(split, which):
     """The id arrays of split operands (which: 1 for g, 2 for h), zeros for constants (laid
     out as their values)."""
-    return [in_layout(_zeros(np.shape(s[0])), unwrapped(s[0])) if s[which] is None else s[which]
+    return [strided_as(_zeros(np.shape(s[0])), unwrapped(s[0])) if s[which] is None else s[which]
             for s in split]
 
 
