@@ -392,3 +392,15 @@ def test_a_static_argument_outside_argnums_reaches_f_as_its_value():
         k = 1
     np.testing.assert_array_equal(dualad.jacobian(lambda x, c: x * x[c.k])(np.array([1.0, 2.0]), dualad.static(Choice())),
                                   [[2.0, 1.0], [0.0, 4.0]])
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: np.sort(x.reshape(2, 2).T, axis=0).ravel(order="K"),
+    lambda x: np.partition(x.reshape(2, 2).T, 0, axis=0).ravel(order="K"),
+    lambda x: np.pad(x.reshape(2, 2).T, 1).ravel(order="K"),
+    lambda x: np.select([x.reshape(2, 2).T > 0], [x.reshape(2, 2).T], 0).ravel(order="K")])
+def test_sort_partition_pad_and_select_lay_out_their_results_as_numpy(f):
+    """Each output entry is one x entry (or 0): the Jacobian times x is NumPy's value."""
+    x = np.array([4.0, 1.0, 3.0, 2.0])
+    for name, jac in every_jacobian(f, x).items():
+        np.testing.assert_array_equal(jac @ x, f(x), err_msg=name)

@@ -49,12 +49,14 @@ def _pad(array, pad_width, mode="constant", **kwargs):
 def _pad_constant(a, pad_width, value):
     widths = np.broadcast_to(np.asarray(pad_width, dtype=np.intp), (np.ndim(a), 2))
     shape = tuple(int(n + lo + hi) for n, (lo, hi) in zip(np.shape(a), widths))
+    flags = np.asarray(unwrapped(a)).flags  # NumPy pads an F-ordered (not C-ordered) array in F order
+    order = "F" if flags.f_contiguous and not flags.c_contiguous else "C"
     if isinstance(a, np.ndarray) and a.dtype.kind in "iu":
-        out = np.full(shape, -1, dtype=a.dtype)  # position arrays: padding reads no operand
+        out = np.full(shape, -1, dtype=a.dtype, order=order)  # positions: padding reads no operand
     elif isinstance(a, np.ndarray) and a.dtype.kind == "V":
-        out = np.zeros(shape, dtype=a.dtype)  # tangent blocks: the padding is a constant
+        out = np.zeros(shape, dtype=a.dtype, order=order)  # tangent blocks: the padding is a constant
     else:
-        out = np.full(shape, float(primal(value)))
+        out = np.full(shape, float(primal(value)), order=order)
     middle = tuple(slice(int(lo), int(lo) + n) for n, (lo, _) in zip(np.shape(a), widths))
     return assign(out, middle, a)
 
@@ -135,7 +137,16 @@ def sort(a, axis=-1, kind=None, order=None, stable=None):
     every kind; the derivatives of tied entries follow input order, as in compiled code)."""
     if axis is None:
         a, axis = np.ravel(a), 0
-    return np.take_along_axis(a, np.argsort(primal(a), axis=axis, kind="stable"), axis)
+    return _laid_out_as(a, np.take_along_axis(a, np.argsort(primal(a), axis=axis, kind="stable"), axis))
+
+
+def _laid_out_as(a, result):
+    """result in a's layout: NumPy's sort and partition work on a.copy(order='K')."""
+    if np.ndim(result) < 2 or np.asarray(unwrapped(a)).flags.c_contiguous:
+        return result
+    out = np.copy(a, order="K")
+    out[...] = result
+    return out
 
 
 @composition(np.partition, compiled=True,
@@ -150,7 +161,7 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
     positions = np.argsort(np.partition(values, kth, axis=axis), axis=axis, kind="stable")
     taken = np.empty_like(positions)
     np.put_along_axis(taken, positions, np.argsort(values, axis=axis, kind="stable"), axis)
-    return np.take_along_axis(a, taken, axis)
+    return _laid_out_as(a, np.take_along_axis(a, taken, axis))
 
 
 def _split(a, indices_or_sections, axis=0, equal=False):
@@ -243,8 +254,10 @@ def select(condlist, choicelist, default=0):
     result = default
     for cond, choice in zip(reversed(list(condlist)), reversed(list(choicelist))):
         result = np.where(np.asarray(primal(cond), dtype=bool), choice, result)
-    return np.broadcast_to(result, np.broadcast_shapes(*[np.shape(c) for c in condlist],
-                                                      *[np.shape(c) for c in choicelist]))
+    result = np.broadcast_to(result, np.broadcast_shapes(*[np.shape(c) for c in condlist],
+                                                        *[np.shape(c) for c in choicelist]))
+    # NumPy's select fills a new C-ordered array
+    return result if np.asarray(unwrapped(result)).flags.c_contiguous else np.copy(result, order="C")
 
 
 @composition(np.imag, compiled=True)
