@@ -404,3 +404,9 @@ def test_sort_partition_pad_and_select_lay_out_their_results_as_numpy(f):
     x = np.array([4.0, 1.0, 3.0, 2.0])
     for name, jac in every_jacobian(f, x).items():
         np.testing.assert_array_equal(jac @ x, f(x), err_msg=name)
+
+
+def test_a_sparse_jacobian_whose_output_size_follows_x_is_detected_again():
+    jac = dualad.jacobian(lambda x: x[x > 0] ** 2, sparsity=True)
+    np.testing.assert_array_equal(jac(np.array([1.0, -1.0, 2.0])).toarray(), [[2, 0, 0], [0, 0, 4]])
+    np.testing.assert_array_equal(jac(np.array([1.0, 1.0, 2.0])).toarray(), np.diag([2.0, 2.0, 4.0]))

@@ -83,11 +83,15 @@ def check_sparsity_arguments(sparsity, check):
     return True
 
 
+class PlanShapeError(ValueError):
+    """The plan's pattern has another shape than this call's Jacobian or Hessian."""
+
+
 def _shape_error(what, f, given, rows, cols):
     """The pattern's shape is not the result's: (rows, cols), rows None where not known yet."""
     shape = f"({'M' if rows is None else rows}, {cols})"
     kind = "output" if what == "Jacobian" else "input"
-    return ValueError(
+    return PlanShapeError(
         f"the sparsity pattern has shape {given}, but the {what} of {name_of(f)} at these "
         f"arguments has shape {shape}: {'M' if rows is None else rows} {kind} entries × {cols} "
         "input entries (each leaf of the differentiated arguments and of the output raveled "
@@ -306,7 +310,14 @@ class _Sparse:
 
     def __call__(self, f, args, argnums):
         plan, key, point = self._plan_at(f, args, argnums)
-        result = self.evaluate(f, args, argnums, plan)
+        try:
+            result = self.evaluate(f, args, argnums, plan)
+        except PlanShapeError:
+            if not plan.detected:
+                raise
+            # f's output size depends on x (x[x > 0]): the pattern is detected at this point
+            plan = self.plans[key] = self._new_plan(f, args, argnums, point)
+            return self.evaluate(f, args, argnums, plan)
         if not self._needs_check(plan, point):
             return result
         v = random_direction(plan.shape[1])
