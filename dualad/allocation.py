@@ -36,6 +36,7 @@ import weakref
 
 import numpy as np
 
+from .rewrite import DOT, dispatching_code
 from .number import (ARRAY_CONVERSIONS, CONVERSION_SITES, RERUN_AT_CONVERSION, ConversionRerun,
                      LostDerivative, SlowPathWarning, from_objects, is_layer)
 
@@ -294,7 +295,7 @@ class _Globals(dict):
 
     def __init__(self, module_globals, allocates, libraries):
         super().__init__(__builtins__=_builtins_importing_the_view(
-            module_globals.get("__builtins__", __builtins__), allocates))
+            module_globals.get("__builtins__", __builtins__), allocates), **{DOT: _dot})
         self.module_globals, self.allocates, self.libraries = module_globals, allocates, libraries
 
     def __missing__(self, name):
@@ -343,6 +344,14 @@ def _viewed_package(module_name):
     library's or dualad's."""
     top = (module_name or "").partition(".")[0]
     return not (top in sys.stdlib_module_names or top in ("dualad", "numpy", "numba"))
+
+
+def _dot(a, b, *out):
+    """a.dot(b) as the user's code spells it (rewrite.py): np.dot where a is an ndarray and
+    b a number of some layer, which ndarray's method would turn into an object array."""
+    if type(a) is np.ndarray and is_layer(b) and not out:
+        return np.dot(a, b)
+    return a.dot(b, *out)
 
 
 def _builtins_importing_the_view(builtins, allocates):
@@ -527,8 +536,13 @@ def with_buffers(f, libraries=False):
     replaced = [i for i, (name, cell) in enumerate(zip(f.__code__.co_freevars, closure or ()))
                 if name not in nonlocal_writes and _holds_function(cell)]
 
+    if own:  # the user's own code: its a.dot(b) calls dispatch (rewrite.py)
+        code, closure = dispatching_code(f, closure)
+        replaced = [code.co_freevars.index(f.__code__.co_freevars[i]) for i in replaced]
+    else:
+        code = f.__code__
     if not replaced:
-        g = _rebuilt(f, namespace, closure)
+        g = _rebuilt(f, code, namespace, closure)
     else:
         # a closure cell holding one of the user's functions: read at each call (the
         # enclosing scope may rebind it), as a new cell holding its buffered version
@@ -536,7 +550,7 @@ def with_buffers(f, libraries=False):
             cells = list(closure)
             for i in replaced:
                 cells[i] = types.CellType(with_buffers(closure[i].cell_contents, libraries))
-            return _rebuilt(f, namespace, tuple(cells))(*args, **kwargs)
+            return _rebuilt(f, code, namespace, tuple(cells))(*args, **kwargs)
         functools.update_wrapper(g, f)
     g.__wrapped__, g.__dualad_buffers__ = f, True
     _MADE[libraries][f] = g
@@ -550,8 +564,8 @@ def _holds_function(cell):
         return False
 
 
-def _rebuilt(f, namespace, closure):
-    g = types.FunctionType(f.__code__, namespace, f.__name__, f.__defaults__, closure)
+def _rebuilt(f, code, namespace, closure):
+    g = types.FunctionType(code, namespace, f.__name__, f.__defaults__, closure)
     g.__kwdefaults__, g.__doc__, g.__qualname__ = f.__kwdefaults__, f.__doc__, f.__qualname__
     g.__dict__.update(f.__dict__)
     g.__dualad_buffers__ = True

@@ -48,16 +48,41 @@ def test_a_library_function_that_fails_over_the_view_runs_as_numpy_runs_it():
     np.testing.assert_allclose(got, scipy.optimize.rosen_der(x), rtol=1e-12)
 
 
-def test_a_float_array_dot_a_dual_array_warns_at_its_line_with_the_rewrite():
-    data = np.arange(6.0).reshape(3, 2)
+DATA = np.arange(12.0).reshape(6, 2) / 10.0
 
-    def layer(w):
-        return np.sum(np.tanh(data.dot(w)))    # ndarray.dot does not dispatch
 
-    with pytest.warns(dualad.SlowPathWarning, match=r"data\.dot\(w\).*`a @ b`") as caught:
+def two_layers(p):
+    """The numpy warm-up network's forward pass, written with ndarray.dot."""
+    w1, w2 = p[:6].reshape(2, 3), p[6:].reshape(3, 1)
+    h = DATA.dot(w1)
+    return np.square(np.maximum(h, 0).dot(w2)).sum()
+
+
+def two_layers_by_hand(p):
+    w1, w2 = p[:6].reshape(2, 3), p[6:].reshape(3, 1)
+    h = DATA.dot(w1)
+    relu = np.maximum(h, 0)
+    grad_y = 2.0 * relu.dot(w2)
+    grad_h = grad_y.dot(w2.T) * (h > 0)
+    return np.concatenate([DATA.T.dot(grad_h).ravel(), relu.T.dot(grad_y).ravel()])
+
+
+def test_a_float_array_dot_a_dual_array_in_the_users_code_dispatches():
+    """ndarray.dot does not hand the call to dualad; the user's own function is rerun with
+    its a.dot(b) spelt np.dot (rewrite.py): no object array of scalar duals."""
+    p = np.linspace(-0.45, 1.05, 9)  # no hidden unit at its kink
+    for mode in MODES:
+        gradient = dualad.grad(two_layers, mode=mode)
+        np.testing.assert_allclose(gradient(p), two_layers_by_hand(p), rtol=1e-12)
+        assert object_arrays_made(lambda: gradient(p)) == 0
+
+
+def test_a_dot_that_cannot_be_rewritten_warns_at_its_line_with_the_rewrite():
+    layer = lambda w: np.sum(np.tanh(DATA.dot(w)))  # noqa: E731 - a lambda has no source block of its own
+    with pytest.warns(dualad.SlowPathWarning, match=r"DATA\.dot\(w\).*`a @ b`") as caught:
         gradient = dualad.grad(layer)(np.array([0.1, -0.2]))
     assert caught[0].filename == __file__
-    np.testing.assert_allclose(gradient, dualad.grad(lambda w: np.sum(np.tanh(data @ w)))(np.array([0.1, -0.2])))
+    np.testing.assert_allclose(gradient, dualad.grad(lambda w: np.sum(np.tanh(DATA @ w)))(np.array([0.1, -0.2])))
 
 
 def test_a_function_local_import_of_numpy_sees_the_buffers():
