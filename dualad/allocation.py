@@ -305,11 +305,62 @@ class _Globals(dict):
             return replaced
         if id(value) in _BY_FUNCTION and value is getattr(np, _BY_FUNCTION[id(value)]):
             return getattr(replaced, _BY_FUNCTION[id(value)])
-        if isinstance(value, types.FunctionType):
-            return with_buffers(value, self.libraries)
-        if self.libraries and isinstance(value, types.ModuleType) and _viewed_package(value.__name__):
-            return _module_view(value)
+        return _view_of(value, self.libraries)
+
+
+def _view_of(value, libraries):
+    """value (a global or closure cell of a function over a view) as the view sees it: the
+    user's functions over views; with libraries, other packages' functions, modules, bound
+    methods and objects (whose methods f calls: model.loglike) too."""
+    if isinstance(value, types.FunctionType):
+        return with_buffers(value, libraries)
+    if not libraries:
         return value
+    if isinstance(value, types.ModuleType):
+        return _module_view(value) if _viewed_package(value.__name__) else value
+    if isinstance(value, types.MethodType):
+        return with_buffers(value, True)
+    if isinstance(value, (type, types.BuiltinFunctionType)):
+        return value
+    view = object_view(value)
+    return value if view is None else view
+
+
+def object_view(obj):
+    """obj as f's view sees it (self of a method that f calls, a statsmodels model): an
+    instance of a subclass of its class made for it, sharing its attributes (__dict__), whose
+    methods run over views too (self.cdf(...) inside Logit.loglike calls np.asarray). None
+    for an object that cannot be seen so (no __dict__, slots, its own __getattribute__, a
+    class of the standard library's or NumPy's)."""
+    cls = type(obj)
+    if not _viewed_package(cls.__module__) or getattr(cls, "__dualad_view_of__", None) is not None:
+        return obj if getattr(cls, "__dualad_view_of__", None) is not None else None
+    if cls.__getattribute__ is not object.__getattribute__ or "__dict__" not in dir(obj) or \
+            hasattr(cls, "__slots__") or cls.__setattr__ is not object.__setattr__:
+        return None
+    view_class = _VIEW_CLASSES.get(cls)
+    if view_class is None:
+        try:
+            view_class = type(cls.__name__, (cls,), {"__getattribute__": _viewed_attribute,
+                                                     "__dualad_view_of__": cls, "__module__": cls.__module__})
+        except TypeError:  # a class that cannot be subclassed
+            return None
+        _VIEW_CLASSES[cls] = view_class
+    view = object.__new__(view_class)
+    object.__setattr__(view, "__dict__", obj.__dict__)
+    return view
+
+
+_VIEW_CLASSES = weakref.WeakKeyDictionary()
+
+
+def _viewed_attribute(self, name):
+    value = object.__getattribute__(self, name)
+    if isinstance(value, types.MethodType) and value.__self__ is self:
+        inner = with_buffers(value.__func__, True)
+        if inner is not value.__func__:
+            return types.MethodType(inner, self)
+    return value
 
 
 class _ModuleView(types.ModuleType):
@@ -518,7 +569,10 @@ def with_buffers(f, libraries=False):
         return f if inner is f.func else functools.partial(inner, *f.args, **f.keywords)
     if isinstance(f, types.MethodType):
         inner = with_buffers(f.__func__, libraries)
-        return f if inner is f.__func__ else types.MethodType(inner, f.__self__)
+        if inner is f.__func__:
+            return f
+        owner = object_view(f.__self__) if libraries else f.__self__
+        return types.MethodType(inner, f.__self__ if owner is None else owner)
     if not isinstance(f, types.FunctionType) or hasattr(f, "__dualad_buffers__") or \
             not _viewed_package(f.__module__):
         return f
@@ -534,7 +588,7 @@ def with_buffers(f, libraries=False):
     namespace = _Globals(f.__globals__, stores and own, libraries)
     closure = f.__closure__
     replaced = [i for i, (name, cell) in enumerate(zip(f.__code__.co_freevars, closure or ()))
-                if name not in nonlocal_writes and _holds_function(cell)]
+                if name not in nonlocal_writes and _holds_viewed(cell, libraries)]
 
     if own:  # the user's own code: its a.dot(b) calls dispatch (rewrite.py)
         code, closure = dispatching_code(f, closure)
@@ -544,12 +598,13 @@ def with_buffers(f, libraries=False):
     if not replaced:
         g = _rebuilt(f, code, namespace, closure)
     else:
-        # a closure cell holding one of the user's functions: read at each call (the
-        # enclosing scope may rebind it), as a new cell holding its buffered version
+        # a closure cell holding one of the user's functions (with libraries, a function,
+        # method or object of another package's): read at each call (the enclosing scope
+        # may rebind it), as a new cell holding its view
         def g(*args, **kwargs):
             cells = list(closure)
             for i in replaced:
-                cells[i] = types.CellType(with_buffers(closure[i].cell_contents, libraries))
+                cells[i] = types.CellType(_view_of(closure[i].cell_contents, libraries))
             return _rebuilt(f, code, namespace, tuple(cells))(*args, **kwargs)
         functools.update_wrapper(g, f)
     g.__wrapped__, g.__dualad_buffers__ = f, True
@@ -557,11 +612,12 @@ def with_buffers(f, libraries=False):
     return g
 
 
-def _holds_function(cell):
+def _holds_viewed(cell, libraries):
     try:
-        return isinstance(cell.cell_contents, types.FunctionType)
+        value = cell.cell_contents
     except ValueError:  # an empty cell
         return False
+    return _view_of(value, libraries) is not value
 
 
 def _rebuilt(f, code, namespace, closure):

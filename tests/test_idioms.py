@@ -111,3 +111,59 @@ def test_type_of_a_dual_makes_a_constant():
         np.testing.assert_array_equal(dualad.grad(f, mode=mode)(x), [3.0, 5.0])
     np.testing.assert_array_equal(dualad.hessian(lambda x: type(x[0])(2.0) * x[0] ** 2)(x[:1]), [[4.0]])
     np.testing.assert_array_equal(dualad.jacobian_sparsity(lambda x: type(x)(2.0) * x)(x).toarray(), np.eye(2, dtype=bool))
+
+
+LIBRARY = '''
+import numpy as np
+
+
+class Model:
+    """A statsmodels-like model: loglike calls a method that converts with np.asarray."""
+
+    def __init__(self, exog, endog):
+        self.exog, self.endog = exog, endog
+
+    def cdf(self, X):
+        X = np.asarray(X)
+        return 1 / (1 + np.exp(-X))
+
+    def loglike(self, params):
+        q = 2 * self.endog - 1
+        return np.sum(np.log(self.cdf(q * np.dot(self.exog, params))))
+
+    def score(self, params):
+        y, X = self.endog, self.exog
+        return np.dot(y - self.cdf(np.dot(X, params)), X)
+'''
+
+
+@pytest.fixture(scope="module")
+def library_model(tmp_path_factory):
+    """A Model of a package installed in site-packages (not the user's own code)."""
+    import importlib
+    import sys
+    folder = tmp_path_factory.mktemp("lib") / "site-packages"
+    folder.mkdir()
+    (folder / "dualad_fake_library.py").write_text(LIBRARY)
+    sys.path.insert(0, str(folder))
+    try:
+        module = importlib.import_module("dualad_fake_library")
+    finally:
+        sys.path.remove(str(folder))
+    rng = np.random.default_rng(5)
+    exog = rng.normal(size=(40, 6))
+    return module.Model(exog, (rng.random(40) < 0.5).astype(float))
+
+
+def test_a_library_objects_methods_run_over_the_view(library_model):
+    """model.loglike, a lambda over model and a closure over it: self.cdf's np.asarray keeps
+    the dual array in each (the model's methods run over a view of its module)."""
+    def closing_over(model):
+        return lambda b: model.loglike(b)
+    p = np.linspace(-0.3, 0.4, 6)
+    for f in (library_model.loglike, lambda b: library_model.loglike(b), closing_over(library_model)):
+        for mode in MODES:
+            gradient = dualad.grad(f, mode=mode)
+            np.testing.assert_allclose(gradient(p), library_model.score(p), rtol=1e-12)
+            assert object_arrays_made(lambda: gradient(p)) == 0
+    assert library_model.__dict__.keys() == {"exog", "endog"}  # the view shares, never adds
