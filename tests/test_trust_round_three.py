@@ -410,3 +410,18 @@ def test_a_sparse_jacobian_whose_output_size_follows_x_is_detected_again():
     jac = dualad.jacobian(lambda x: x[x > 0] ** 2, sparsity=True)
     np.testing.assert_array_equal(jac(np.array([1.0, -1.0, 2.0])).toarray(), [[2, 0, 0], [0, 0, 4]])
     np.testing.assert_array_equal(jac(np.array([1.0, 1.0, 2.0])).toarray(), np.diag([2.0, 2.0, 4.0]))
+
+
+def test_an_entry_broadcast_into_a_copy_sweeps_back_in_reverse_mode():
+    """(Found by tests/test_fuzz_layouts.py: a 0-d cotangent sum came back as a NumPy scalar.)"""
+    def f(x):
+        m = np.zeros(3)
+        m[:] = x[0] * 1.0
+        v = m.copy()
+        v[:] = m[1]
+        return np.concatenate((m, v))
+    x = np.array([0.5, -1.0])
+    expected = np.tile([1.0, 0.0], (6, 1))
+    assert_all_equal(every_jacobian(f, x), expected)
+    np.testing.assert_array_equal(dualad.hessian(lambda x: np.sum(f(x) ** 2), mode="forward-over-reverse")(x),
+                                  [[12.0, 0.0], [0.0, 0.0]])

@@ -95,6 +95,8 @@ class Scattered:
     def add_into(self, target):
         if is_layer(target) or is_layer(self.values):
             return assign(target, self.index, target[self.index] + self.values)
+        if not isinstance(target, np.ndarray):  # a 0-d sum came back as a NumPy scalar
+            target = np.array(target)
         target[self.index] += self.values  # basic indexing: no entry twice
         return target
 
