@@ -297,9 +297,18 @@ class _Globals(dict):
         super().__init__(__builtins__=_builtins_importing_the_view(
             module_globals.get("__builtins__", __builtins__), allocates), **{DOT: _dot})
         self.module_globals, self.allocates, self.libraries = module_globals, allocates, libraries
+        self._seen = {}  # name -> (the module's value, its view) at the last look-up
 
     def __missing__(self, name):
         value = self.module_globals[name]  # KeyError: Python looks in the builtins next
+        seen = self._seen.get(name)
+        if seen is not None and seen[0] is value:  # live: the view of the value it has now
+            return seen[1]
+        view = self._view(value)
+        self._seen[name] = (value, view)
+        return view
+
+    def _view(self, value):
         replaced = NUMPY_WITH_BUFFERS if self.allocates else NUMPY_WITH_ARRAYS
         if value is np:
             return replaced

@@ -52,7 +52,7 @@ class Tape:
         for node in range(output, -1, -1):
             c = pending.pop(node, None)
             owned.discard(node)
-            if c is None or (not is_layer(c) and not np.any(c)):
+            if c is None or (not is_layer(c) and not (c.any() if isinstance(c, (np.ndarray, np.generic)) else np.any(c))):
                 # nothing, or all zeros, flows back from here: skipped, as the compiled tape
                 # skips a zero adjoint (0 · an infinite partial would be nan)
                 if c is not None and node in wanted_set:

@@ -214,7 +214,10 @@ def apply_rule(rule, args):
             nodes.append(node)
             partials.append(rule.first[k](*xs, y))
             shapes.append(np.shape(x))
-            finite.append(bool(np.all(np.isfinite(primal(partials[-1])))))
+            # every entry finite (a sum that is finite has no inf or nan in it; one that
+            # overflows only takes _times's masked product, which is right anyway): one
+            # pass, no boolean array
+            finite.append(bool(np.isfinite(np.add.reduce(primal(partials[-1]), axis=None))))
     if not nodes:
         return y  # piecewise constant (floor, sign, ...) or all operands constant here
 
