@@ -663,8 +663,11 @@ def _jacobian_for(out, n):
         return lambda out, n: np.zeros(n)  # f does not depend on x: no partials to store
     if isinstance(out, types.Array):
         return lambda out, n: np.zeros(out.shape + (n,))
+    if isinstance(out, types.List) and isinstance(out.dtype, DualType):
+        return lambda out, n: np.empty((len(out), n))  # a right-hand side's list, as a vector
     raise TypingError(f"the differentiated function returned {out}: a compiled Jacobian takes "
-                      "functions that return a float or a 1-D, 2-D or 3-D array of floats")
+                      "functions that return a float, a 1-D, 2-D or 3-D array of floats or a "
+                      "list of floats")
 
 
 @overload(components_of)
@@ -692,6 +695,12 @@ def _store_partials(out, jac, lo, count):
                 for j in range(count):
                     rows[row, lo + j] = components[index + (j,)]
         return array
+    if isinstance(out, types.List) and isinstance(out.dtype, DualType):
+        def entries(out, jac, lo, count):
+            for row in range(len(out)):
+                for j in range(count):
+                    jac[row, lo + j] = out[row].partials[j]
+        return entries
     if isinstance(out, (types.Float, types.Integer, types.Array)):
         return lambda out, jac, lo, count: None  # a constant: jacobian_for made zeros
     return None

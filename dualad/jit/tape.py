@@ -126,7 +126,8 @@ def _output_nodes(out):
         return lambda out: (np.array([out.index]), np.array([out.scale]))
     if isinstance(out, (types.Float, types.Integer)):
         return lambda out: (np.array([-1]), np.array([0.0]))
-    if isinstance(out, overloads.ARRAYS) and isinstance(out.element, ActiveType):
+    if isinstance(out, overloads.ARRAYS) and isinstance(out.element, ActiveType) or (
+            isinstance(out, types.List) and isinstance(out.dtype, ActiveType)):  # a list as a vector
         def entries(out):
             m = len(out)
             nodes, scales = np.empty(m, np.int64), np.empty(m)
@@ -141,8 +142,9 @@ def _output_nodes(out):
         return lambda out: output_nodes(tensor_flat(out))
     if isinstance(out, types.Array) and out.ndim in (1, 2, 3):
         return lambda out: (np.full(out.size, -1), np.zeros(out.size))
-    raise TypingError(f"compiled reverse mode differentiates functions that return a float or a "
-                      f"1-D, 2-D or 3-D array, not {out}; jit=False runs any output on the Python path")
+    raise TypingError(f"compiled reverse mode differentiates functions that return a float, a "
+                      f"1-D, 2-D or 3-D array or a list of floats, not {out}; jit=False runs any "
+                      "output on the Python path")
 
 
 @overload(output_value)
@@ -153,6 +155,13 @@ def _output_value(out):
         return lambda out: float(out)
     if isinstance(out, overloads.ARRAYS + (DualMatrixType, DualTensorType)):
         return lambda out: out.values.copy()
+    if isinstance(out, types.List) and isinstance(out.dtype, ActiveType):
+        def values(out):
+            found = np.empty(len(out))
+            for k in range(len(out)):
+                found[k] = out[k].value
+            return found
+        return values
     return lambda out: out.astype(np.float64)
 
 
