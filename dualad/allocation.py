@@ -317,10 +317,29 @@ class _Globals(dict):
         return _view_of(value, self.libraries)
 
 
+# Hooks (value -> its stand-in, or None) installed by upper layers: dualad.scipy gives the
+# functions and objects of SciPy that dualad differentiates (scipy.stats.norm, logsumexp,
+# scipy.linalg.solve_triangular, ...) a stand-in that f's view sees instead; this layer
+# never imports them.
+STAND_INS: list = []
+
+
+def _stand_in(value):
+    for hook in STAND_INS:
+        found = hook(value)
+        if found is not None:
+            return found
+    return None
+
+
 def _view_of(value, libraries):
-    """value (a global or closure cell of a function over a view) as the view sees it: the
-    user's functions over views; with libraries, other packages' functions, modules, bound
-    methods and objects (whose methods f calls: model.loglike) too."""
+    """value (a global or closure cell of a function over a view) as the view sees it: a
+    stand-in of dualad.scipy's; the user's functions over views; with libraries, other
+    packages' functions, modules, bound methods and objects (whose methods f calls:
+    model.loglike) too."""
+    stand_in = _stand_in(value)
+    if stand_in is not None:
+        return stand_in
     if isinstance(value, types.FunctionType):
         return with_buffers(value, libraries)
     if not libraries:
@@ -380,12 +399,7 @@ class _ModuleView(types.ModuleType):
         self._module = module
 
     def __getattr__(self, name):
-        value = getattr(self._module, name)
-        if isinstance(value, types.FunctionType):
-            return with_buffers(value, libraries=True)
-        if isinstance(value, types.ModuleType) and _viewed_package(value.__name__):
-            return _module_view(value)
-        return value
+        return _view_of(getattr(self._module, name), libraries=True)
 
 
 _MODULE_VIEWS: dict = {}
@@ -468,6 +482,7 @@ class OnDemand:
 
     def __init__(self, f):
         self.f, self.buffered = f, None
+        self.views_fail_as_f = False  # an error of f's own was rerun over views in vain
 
     def run(self, attempt):
         """attempt(f), or attempt over a view of f's globals when f needs one: it stored a
@@ -483,13 +498,16 @@ class OnDemand:
         views = [v for v in views if v is not self.f]
         conversions, start = ARRAY_CONVERSIONS[0], len(CONVERSION_SITES)
         RERUN_AT_CONVERSION.append(bool(views))
+        first_error = None
         try:
             result = attempt(self.f)
         except ConversionRerun:
             pass
-        except (TypeError, ValueError) as error:
-            if not _lost_in_an_array(error) or not views:
-                raise
+        except Exception as error:  # noqa: BLE001 - a library call that only its view (or a
+            if not views or self.views_fail_as_f:  # stand-in, scipy.stats') differentiates
+                raise                              # fails here
+            if not (isinstance(error, (TypeError, ValueError)) and _lost_in_an_array(error)):
+                first_error = error  # f's own error, unless a view runs where f did not
         else:
             if ARRAY_CONVERSIONS[0] == conversions or not views:
                 self.buffered = self.f if ARRAY_CONVERSIONS[0] != conversions else None
@@ -504,9 +522,12 @@ class OnDemand:
             except ConversionRerun:  # an enclosing transform's first run: it reruns
                 raise
             except Exception:
-                if k == len(views) - 1:
-                    raise
-                continue  # another package's function failed over its view
+                if k < len(views) - 1:
+                    continue  # another package's function failed over its view
+                if first_error is not None:
+                    self.views_fail_as_f = True
+                    raise first_error from None
+                raise
             self.buffered = view
             return result
 

@@ -345,6 +345,16 @@ def _conversion_site():
     return "<unknown>", 0, "<unknown>", into_buffer
 
 
+def _scipy_rule(ufunc):
+    """The rule of a scipy.special ufunc (dualad/scipy_special.py, whose table loads when one
+    is first met: scipy stays out of import dualad), or None."""
+    ufuncs = sys.modules.get("scipy.special._ufuncs")  # every ufunc of scipy.special's
+    if ufuncs is None or getattr(ufuncs, ufunc.__name__, None) is not ufunc:
+        return None
+    from . import scipy_special  # noqa: PLC0415 - the table of scipy's ufuncs, on first need
+    return scipy_special.BY_UFUNC.get(ufunc)
+
+
 class ArrayLike:
     """The ndarray-like surface shared by every layer (forward numbers, reverse traced arrays):
     shape, methods that call NumPy functions (which dispatch back to the layer), comparisons
@@ -565,7 +575,7 @@ class ArrayLike:
             if kwargs:
                 raise TypeError(f"numpy.{ufunc.__name__} on dual numbers takes no keyword "
                                 f"arguments (got {sorted(kwargs)})")
-            rule = BY_UFUNC.get(ufunc)
+            rule = BY_UFUNC.get(ufunc) or _scipy_rule(ufunc)
             if rule is not None:
                 return self._apply_rule(rule, inputs)
             if ufunc in PRIMAL_ONLY_UFUNCS:
@@ -582,9 +592,9 @@ class ArrayLike:
         if getattr(np, ufunc.__name__, None) is ufunc:
             raise TypeError(f"numpy.{ufunc.__name__} ({method}) is not differentiable by dualad; "
                             "see dualad.rules.RULES for the supported elementwise functions")
-        raise TypeError(f"the ufunc {ufunc.__name__} is not NumPy's (scipy.special's?) and not "
-                        "differentiable by dualad: use dualad.math's functions of the same name, "
-                        "or register it with dualad.primitive")
+        raise TypeError(f"the ufunc {ufunc.__name__} is not NumPy's and not differentiable by "
+                        "dualad (docs/scipy.md lists the scipy.special functions it "
+                        "differentiates); register it with dualad.primitive")
 
     def __array_function__(self, func, types, args, kwargs):
         leader = leader_of(tuple(args) + tuple(kwargs.values()))
