@@ -679,14 +679,10 @@ class Generator:
     STATEMENT_WEIGHTS = {"s_matrix": 4, "s_matrix_view": 3, "s_vector": 3, "s_scalar": 1,
                          "s_in_place": 5, "s_assign": 4, "s_overlap": 3, "s_write_x": 1}
 
-    def program(self, k):
-        """Program k's statements, appended to the batch's; returns (its source, its float
-        source, out name)."""
-        self.prefix, self.vars = f"p{k}_", []
-        start = len(self.lines)
+    def draw_statements(self, wanted):
+        """`wanted` statements by STATEMENT_WEIGHTS (a matrix first), drawn until each fits."""
         names, weights = zip(*self.STATEMENT_WEIGHTS.items())
         p = np.array(weights, float) / sum(weights)
-        wanted = self.integer(*STATEMENTS)
         made, attempts = 0, 0
         while made < wanted and attempts < 2000:
             attempts += 1
@@ -696,11 +692,24 @@ class Generator:
             except Rejected:
                 continue
             made += 1
+
+    def output_parts(self):
+        """The current program's names as the parts of its output: matrices raveled,
+        vectors, its scalars as one array."""
         parts = [f"{v.name}.ravel()" for v in self.vars if v.kind == "m"]
         parts += [v.name for v in self.vars if v.kind == "v"]
         scalars = [v.name for v in self.vars if v.kind == "s"]
         if scalars:
             parts.append(f"np.array(({', '.join(scalars)},))")
+        return parts
+
+    def program(self, k):
+        """Program k's statements, appended to the batch's; returns (its source, its float
+        source, out name)."""
+        self.prefix, self.vars = f"p{k}_", []
+        start = len(self.lines)
+        self.draw_statements(self.integer(*STATEMENTS))
+        parts = self.output_parts()
         out = f"out{k}"
         self.commit(f"{out} = np.concatenate(({', '.join(parts)},))", None)
         return "\n".join(self.lines[start:]), "\n".join(self.float_lines[start:]), out

@@ -272,24 +272,8 @@ class Generator(fuzzing_arrays.Generator):
         self.prefix, self.vars = "", []
         if self.chance(0.2):
             self.add_statement("x = np.asarray(x)")
-        names, weights = zip(*self.STATEMENT_WEIGHTS.items())
-        p = np.array(weights, float) / sum(weights)
-        wanted = self.integer(*STATEMENTS)
-        made, attempts = 0, 0
-        while made < wanted and attempts < 2000:
-            attempts += 1
-            kind = "s_matrix" if made == 0 else names[int(self.rng.choice(len(names), p=p))]
-            try:
-                getattr(self, kind)()
-            except Rejected:
-                continue
-            made += 1
-        parts = [f"{v.name}.ravel()" for v in self.vars if v.kind == "m"]
-        parts += [v.name for v in self.vars if v.kind == "v"]
-        scalars = [v.name for v in self.vars if v.kind == "s"]
-        if scalars:
-            parts.append(f"np.array(({', '.join(scalars)},))")
-        parts.append("x")
+        self.draw_statements(self.integer(*STATEMENTS))
+        parts = self.output_parts() + ["x"]
         self.commit(f"out = np.concatenate(({', '.join(parts)},))", None)
         return [(part, int(np.size(self.value(part)))) for part in parts]
 
