@@ -2,6 +2,7 @@
 
     out = np.zeros(m)       # np.empty, np.ones, np.full, np.*_like(data), np.copy, np.array(...)
     out[i] = <dual>         # in f's dual specialisation, out is an array of that dual kind
+    x = x0.copy(); x = x + h * f(x, p)   # a loop-carried allocation that meets duals: the same
 
 numba types a variable from its definition alone, so `np.zeros(m)` is a float array before
 any dual reaches it, and the store fails. Kernels call `promoting(f)`: a copy of the user's
@@ -133,6 +134,18 @@ def _rewrite(state):
         for stmt in block.body:
             if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) and stmt.value.op == "call":
                 changed |= _redirect_failed_callee(stmt, typemap, definitions)
+            if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) and stmt.value.op == "phi":
+                # `x = x0.copy(); for ...: x = x + h * f(x, p)`: a float array f allocated
+                # meets an array of duals where the loop carries x: it holds duals
+                duals = [typemap.get(v.name) for v in stmt.value.incoming_values if isinstance(v, ir.Var)]
+                duals = [t for t in duals if isinstance(t, (DualArrayType,) + _WHOLE_ARRAYS)]
+                for source in stmt.value.incoming_values if duals else ():
+                    if isinstance(source, ir.Var) and isinstance(typemap.get(source.name), types.Array):
+                        for call in _allocations(source, definitions, typemap, set()) or ():
+                            allocation = assignments[id(call)]
+                            _check_promotable(allocation, typemap, duals[0], stmt.loc)
+                            elements.setdefault(id(allocation), (allocation, element_of(duals[0])))
+                continue
             if not isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
                 continue
             target, value = typemap.get(stmt.target.name), typemap.get(stmt.value.name)

@@ -96,25 +96,6 @@ def cast_from_numbers(type_class, constants=()):
         lower_cast(number, type_class)(cast)
 
 
-def _is_float_array(t, ndim):
-    return isinstance(t, types.Array) and t.ndim == ndim and isinstance(t.dtype, NUMBER)
-
-
-def cast_from_float_arrays(array_class, make, ndim):
-    """A float array of ndim dimensions converts to array_class (a variable that holds one,
-    then an array of duals, is an array of duals): its values copied, zero tangents.""" 
-    import numpy as np  # noqa: PLC0415 - only the cast's compiled body uses it
-
-    def cast(context, builder, fromty, toty, val):
-        element, width = toty.element, toty.width
-
-        def as_duals(a):
-            return make(a.astype(np.float64), np.zeros(a.shape + (width,)), element)
-        return context.compile_internal(builder, as_duals, toty(fromty), (val,))
-
-    lower_cast(types.Array, array_class)(cast)
-
-
 def struct_codegen(struct_type, names):
     """Codegen of an intrinsic that builds struct_type from its arguments, in the order of
     `names`; array members get a reference (the struct holds them)."""
@@ -159,11 +140,6 @@ class DualArrayType(types.IterableType):
     def iterator_type(self):
         return DualArrayIteratorType(self)
 
-    def unify(self, typingctx, other):
-        # `x = x0.copy(); for ...: x = x + h * f(x, p)`: the loop-carried float array
-        # becomes an array of duals (zero tangents; cast_from_float_arrays)
-        return self if _is_float_array(other, 1) else None
-
 
 class DualMatrixType(types.Type):
     """A 2-D array of duals of one element type: values (m, k) and components (m, k, w).
@@ -181,9 +157,6 @@ class DualMatrixType(types.Type):
         self.components_type = types.Array(types.float64, 3, "A")
         self.row_type = DualArrayType(element)
         super().__init__(name=f"DualMatrix({element})")
-
-    def unify(self, typingctx, other):
-        return self if _is_float_array(other, 2) else None
 
 
 class DualTensorType(types.Type):
@@ -791,7 +764,3 @@ cast_from_numbers(TracerType, [("index", types.intp, -1)])
 def make_tracer(typingctx, value, index, header):
     sig = TRACER(types.float64, types.intp, types.intp)
     return sig, struct_codegen(TRACER, ("value", "index", "header"))
-
-
-cast_from_float_arrays(DualArrayType, make_dual_array, 1)
-cast_from_float_arrays(DualMatrixType, make_dual_matrix, 2)

@@ -387,5 +387,5 @@ def _tuple_out(x):
 
 
 def test_a_compiled_jacobian_names_an_output_it_cannot_take():
-    with pytest.raises(numba.core.errors.TypingError, match="returned UniTuple.*float or a 1-D, 2-D or 3-D"):
+    with pytest.raises(numba.core.errors.TypingError, match="returned UniTuple.*a float, a 1-D, 2-D or 3-D array of floats or a list"):
         dualad.jacobian(_tuple_out, mode="forward")(np.ones(2))
