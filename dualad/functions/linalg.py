@@ -617,16 +617,6 @@ def multi_dot(arrays, *, out=None):
     return np.ravel(result) if first == 1 or last == 1 else result
 
 
-def _ravel_k(x):
-    """np.ravel(x, order='K') by the values' memory layout: the order NumPy sums |x|² in."""
-    v = np.asarray(primal(x))
-    if v.flags.c_contiguous:
-        return np.ravel(x)
-    x = x[tuple(slice(None, None, -1) if st < 0 else slice(None) for st in v.strides)]
-    order = sorted(range(v.ndim), key=lambda i: -abs(v.strides[i]))
-    return np.ravel(np.transpose(x, order))
-
-
 def _singular_values(x, row_axis, col_axis):
     return np.linalg.svd(np.moveaxis(x, (row_axis, col_axis), (-2, -1)), compute_uv=False)
 
@@ -641,7 +631,7 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002  (NumPy's name)
     nd = np.ndim(x)
     if axis is None and (ord is None or (ord in ("f", "fro") and nd == 2)
                          or (ord == 2 and nd == 1)):
-        flat = _ravel_k(x)
+        flat = np.ravel(x, order="K")  # the order NumPy sums |x|² in
         ret = np.sqrt(np.dot(flat, flat))
         return np.reshape(ret, nd * [1]) if keepdims else ret
     if axis is None:
