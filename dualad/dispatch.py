@@ -36,10 +36,10 @@ __all__ = ["runs_compiled", "compiled_function", "kernel", "sparse_kernels", "jv
 # (transform, mode) -> (module of dualad.jit, factory, what the factory takes after python)
 COMPILED = {
     ("value_and_grad", "forward"): ("kernels", "value_and_grad", "chunk"),
-    ("value_and_grad", "reverse"): ("tape", "value_and_grad", None),
+    ("value_and_grad", "reverse"): ("adjoint", "value_and_grad_or_tape", None),
     ("value_and_grad", "auto"): ("auto", "value_and_grad", "costs"),
     ("grad", "forward"): ("kernels", "grad", "chunk"),
-    ("grad", "reverse"): ("tape", "grad", None),
+    ("grad", "reverse"): ("adjoint", "grad_or_tape", None),
     ("grad", "auto"): ("auto", "grad", "costs"),
     ("jacobian", "forward"): ("kernels", "jacfwd", "chunk"),
     ("jacobian", "reverse"): ("tape", "jacrev", None),

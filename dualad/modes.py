@@ -203,12 +203,23 @@ def _compiled_decision(f, args, argnums, shape, n_in, n_out, width, ops, floats)
         if not tape:
             return decision(mode, f"a gradient below N = {reverse_from}, where the "
                                   "compiled tape starts to win")
-        return decision(mode, f"a gradient of N >= {reverse_from} inputs records once "
-                              "on the compiled tape and sweeps once")
+        return decision(mode, f"a gradient of N >= {reverse_from} inputs: {_reverse_gradient(f)}")
     passes = math.ceil(n_in / width)
     return decision(mode, f"{passes} forward pass{'es' * (passes != 1)} cost about "
                           f"{passes * pass_cost:g} evaluations of f, recording and {n_out} sweeps "
                           f"{record_cost + n_out * sweep_cost:g}")
+
+
+def _reverse_gradient(f):
+    """Which compiled reverse mode a gradient of f runs, and why: the adjoint code generated
+    from f's source (dualad.jit.adjoint) where it covers f, else the tape."""
+    from .jit import adjoint
+
+    covered, why = adjoint.covers(f) if f is not None else (False, "no function given")
+    if covered:
+        return "the adjoint code generated from f's source (a forward and a reverse sweep)"
+    return ("one recording on the compiled tape and one sweep (the adjoint generator does "
+            f"not cover f: {why})")
 
 
 def _records_on_tape(f, args, argnums):

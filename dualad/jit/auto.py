@@ -22,7 +22,7 @@ from numba.core import types
 from numba.core.errors import NumbaError
 from numba.core.typing.templates import fold_arguments
 
-from . import dual_tape, kernels, sparse, tape
+from . import adjoint, dual_tape, kernels, sparse, tape
 from .cache import overload, register_jitable, set_key
 from .tuples import input_size, total_size
 from .runtime import int_pointer, pool_address
@@ -98,7 +98,9 @@ def value_and_grad(f, python, costs):
             return forward(x, *args)
         return gradient
 
-    choose = _choice(kernels.value_and_grad(f, python), tape.value_and_grad(f, python), by_size)
+    # reverse mode: the generated adjoint where it covers f, the tape otherwise
+    choose = _choice(kernels.value_and_grad(f, python),
+                     adjoint.value_and_grad_or_tape(f, python), by_size)
     return _auto_kernel(choose, f, python)
 
 
