@@ -317,6 +317,12 @@ class _Globals(dict):
         return _view_of(value, self.libraries)
 
 
+class StandInError(Exception):
+    """An error a stand-in raises on purpose (a derivative it cannot give): it stands for
+    every view, since one without the stand-in would differentiate the library's own
+    iterations instead."""
+
+
 # Hooks (value -> its stand-in, or None) installed by upper layers: dualad.scipy gives the
 # functions and objects of SciPy that dualad differentiates (scipy.stats.norm, logsumexp,
 # scipy.linalg.solve_triangular, ...) a stand-in that f's view sees instead; this layer
@@ -342,10 +348,12 @@ def _view_of(value, libraries):
         return stand_in
     if isinstance(value, types.FunctionType):
         return with_buffers(value, libraries)
+    if isinstance(value, types.ModuleType):
+        # (without libraries, a module's stand-ins alone: so.brentq is the stand-in in
+        # every view, never SciPy's iterations on duals)
+        return _module_view(value, libraries) if _viewed_package(value.__name__) else value
     if not libraries:
         return value
-    if isinstance(value, types.ModuleType):
-        return _module_view(value) if _viewed_package(value.__name__) else value
     if isinstance(value, types.MethodType):
         return with_buffers(value, True)
     if isinstance(value, (type, types.BuiltinFunctionType)):
@@ -392,23 +400,31 @@ def _viewed_attribute(self, name):
 
 
 class _ModuleView(types.ModuleType):
-    """A module of another package as f's view sees it: its functions over views too."""
+    """A module of another package as f's view sees it: its stand-ins, and with libraries
+    its functions over views too."""
 
-    def __init__(self, module):
+    def __init__(self, module, libraries):
         super().__init__(module.__name__)
-        self._module = module
+        self._module, self._libraries = module, libraries
 
     def __getattr__(self, name):
-        return _view_of(getattr(self._module, name), libraries=True)
+        value = getattr(self._module, name)
+        if self._libraries:
+            return _view_of(value, libraries=True)
+        if isinstance(value, types.ModuleType):
+            return _module_view(value, False) if _viewed_package(value.__name__) else value
+        stand_in = _stand_in(value)
+        return value if stand_in is None else stand_in
 
 
 _MODULE_VIEWS: dict = {}
 
 
-def _module_view(module):
-    view = _MODULE_VIEWS.get(module.__name__)
+def _module_view(module, libraries=True):
+    key = (module.__name__, libraries)
+    view = _MODULE_VIEWS.get(key)
     if view is None or view._module is not module:
-        view = _MODULE_VIEWS[module.__name__] = _ModuleView(module)
+        view = _MODULE_VIEWS[key] = _ModuleView(module, libraries)
     return view
 
 
@@ -431,14 +447,19 @@ def _dot(a, b, *out):
 def _builtins_importing_the_view(builtins, allocates):
     """The builtins with an __import__ that gives `import numpy as np` inside the function
     (a function-local import, common in published code) the same view of numpy as its
-    globals have; every other import is Python's."""
+    globals have, and other packages' modules with their stand-ins."""
     names = dict(vars(builtins) if isinstance(builtins, types.ModuleType) else builtins)
     original = names["__import__"]
     replaced = NUMPY_WITH_BUFFERS if allocates else NUMPY_WITH_ARRAYS
 
     def import_(name, globals=None, locals=None, fromlist=(), level=0):
         module = original(name, globals, locals, fromlist, level)
-        return replaced if module is np else module
+        if module is np:
+            return replaced
+        # another package's module: its stand-ins (a local `from scipy.special import
+        # logsumexp` gets dualad's, as a global import does)
+        return _module_view(module, False) if isinstance(module, types.ModuleType) and \
+            _viewed_package(module.__name__) and STAND_INS else module
     names["__import__"] = import_
     return names
 
@@ -496,6 +517,10 @@ class OnDemand:
             return _warning_of_object_arrays(attempt, self.buffered)
         views = list(dict.fromkeys(with_buffers(self.f, libraries) for libraries in (True, False)))
         views = [v for v in views if v is not self.f]
+        if views and STAND_INS and _names_a_stand_in(self.f):
+            # f calls SciPy where only a stand-in differentiates (scipy.optimize.root): its
+            # first run would fail inside SciPy, whose C code may print the error
+            return self._over(views, attempt, None)
         conversions, start = ARRAY_CONVERSIONS[0], len(CONVERSION_SITES)
         RERUN_AT_CONVERSION.append(bool(views))
         first_error = None
@@ -516,11 +541,15 @@ class OnDemand:
         finally:
             RERUN_AT_CONVERSION.pop()
             del CONVERSION_SITES[start:]
+        return self._over(views, attempt, first_error)
+
+    def _over(self, views, attempt, first_error):
+        """attempt over the first view that runs (kept for the calls after this one)."""
         for k, view in enumerate(views):
             try:
                 result = _warning_of_object_arrays(attempt, view)
-            except ConversionRerun:  # an enclosing transform's first run: it reruns
-                raise
+            except (ConversionRerun, StandInError):  # an enclosing transform's first run
+                raise                                # reruns; a stand-in's error stands
             except Exception:
                 if k < len(views) - 1:
                     continue  # another package's function failed over its view
@@ -530,6 +559,43 @@ class OnDemand:
                 raise
             self.buffered = view
             return result
+
+
+def _names_a_stand_in(f, depth=3):
+    """Whether f's code (or that of the user's functions it names, `depth` deep) names a
+    value that has a stand-in: a global or closure cell, or an attribute of a module it
+    names, two modules deep (so.root, scipy.optimize.root, st.norm.logpdf)."""
+    f = getattr(f, "func", f)  # a functools.partial
+    f = getattr(f, "__func__", f)  # a bound method
+    code = getattr(f, "__code__", None)
+    if code is None or depth == 0:
+        return False
+    names = {n for inner in _codes(code) for n in inner.co_names}
+    cells = [cell.cell_contents for cell in (f.__closure__ or ()) if _filled(cell)]
+    values = [f.__globals__[n] for n in names if n in f.__globals__] + cells
+    for value in values:
+        if _stand_in(value) is not None:
+            return True
+        if isinstance(value, types.ModuleType):
+            for n in names:
+                inner = getattr(value, n, None)
+                if inner is not None and (_stand_in(inner) is not None or (
+                        isinstance(inner, types.ModuleType) and any(
+                            _stand_in(getattr(inner, m, None)) is not None for m in names
+                            if hasattr(inner, m)))):
+                    return True
+        elif isinstance(value, types.FunctionType) and value is not f and _users_own(value) \
+                and _names_a_stand_in(value, depth - 1):
+            return True
+    return False
+
+
+def _filled(cell):
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
+        return False
+    return True
 
 
 def _warning_of_object_arrays(attempt, f):

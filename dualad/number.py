@@ -32,7 +32,7 @@ from .rules import BY_UFUNC, RULES
 
 __all__ = ["ArrayLike", "ForwardNumber", "fresh", "new_tag", "scoped_tag", "finish", "check_live",
            "EscapedPerturbation", "LostDerivative", "primal", "HANDLED_FUNCTIONS", "leader_of", "is_layer", "from_objects",
-           "PRIMAL_ONLY_UFUNCS", "REDUCERS", "in_layout", "positions", "constant_positions", "unwrapped",
+           "PRIMAL_ONLY_UFUNCS", "BRANCH_LOGS", "branched", "REDUCERS", "in_layout", "positions", "constant_positions", "unwrapped",
            "SlowPathWarning", "CONVERSION_SITES", "strided_as"]
 
 _tag_counter = itertools.count(1)
@@ -106,6 +106,20 @@ PRIMAL_ONLY_UFUNCS = _COMPARISONS | {
     np.isnan, np.isinf, np.isfinite, np.signbit,
     np.logical_and, np.logical_or, np.logical_xor, np.logical_not,
 }
+
+
+# Branches on a layer number's value (comparisons, piecewise-constant functions, int()),
+# recorded while someone watches (dualad/solvers: an integrand or a right-hand side whose
+# branch on a differentiated value moves a discontinuity, which differentiating under the
+# integral misses). Each log is a list of the outcomes, in order.
+BRANCH_LOGS: list = []
+
+
+def branched(outcome):
+    """outcome (of a branch on a layer number's value), recorded in the innermost log."""
+    if BRANCH_LOGS:
+        BRANCH_LOGS[-1].append(np.array(outcome))
+    return outcome
 
 
 def is_layer(x):
@@ -503,7 +517,7 @@ class ArrayLike:
 
     def __int__(self):
         # Truncation is piecewise constant: its derivative is zero, so nothing is lost.
-        return int(primal(self))
+        return branched(int(primal(self)))
 
     def __bool__(self):
         return bool(primal(self))
@@ -512,22 +526,22 @@ class ArrayLike:
 
     # ---- comparisons are by value (so if/while/max/recursion work) --------------------
     def __lt__(self, other):
-        return primal(self) < primal(other)
+        return branched(primal(self) < primal(other))
 
     def __le__(self, other):
-        return primal(self) <= primal(other)
+        return branched(primal(self) <= primal(other))
 
     def __gt__(self, other):
-        return primal(self) > primal(other)
+        return branched(primal(self) > primal(other))
 
     def __ge__(self, other):
-        return primal(self) >= primal(other)
+        return branched(primal(self) >= primal(other))
 
     def __eq__(self, other):
-        return primal(self) == primal(other)
+        return branched(primal(self) == primal(other))
 
     def __ne__(self, other):
-        return primal(self) != primal(other)
+        return branched(primal(self) != primal(other))
 
     # ---- arithmetic: the rule table ---------------------------------------------------
     # -x, +x, abs(x) and the binary operators are generated from the rules (end of module)
@@ -579,7 +593,8 @@ class ArrayLike:
             if rule is not None:
                 return self._apply_rule(rule, inputs)
             if ufunc in PRIMAL_ONLY_UFUNCS:
-                return ufunc(*(primal(x) for x in inputs))
+                outcome = ufunc(*(primal(x) for x in inputs))
+                return branched(outcome) if ufunc in _COMPARISONS else outcome
             if ufunc is np.matmul:
                 return self.__array_function__(np.matmul, (), inputs, {})
             impl = self._functions.get(ufunc)
@@ -699,7 +714,10 @@ class ForwardNumber(ArrayLike):
         leader = leader_of(args)
         if not self._leads(leader):
             return NotImplemented  # a newer reverse-mode layer leads: it takes the operation
-        return leader._chain(rule, [leader.split(a) for a in args], leader.tag)
+        y = leader._chain(rule, [leader.split(a) for a in args], leader.tag)
+        if BRANCH_LOGS and all(partial is None for partial in rule.first):
+            branched(primal(y))  # piecewise constant (floor, sign): a branch on the value
+        return y
 
     def __getitem__(self, index):
         index = _as_index(index)

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from .. import rules
-from ..number import assign, is_layer, leader_of, primal
+from ..number import assign, branched, is_layer, leader_of, primal
 from .registry import composition, with_values
 
 
@@ -73,6 +73,8 @@ def heaviside(x1, x2):
     the jump too, as sign), and the derivative of x2 where x1 == 0."""
     v = np.asarray(primal(x1))
     steps = np.where(np.isnan(v), np.nan, np.where(v < 0, 0.0, 1.0))
+    if is_layer(x1):
+        branched(steps)
     return np.where(v == 0, x2, steps)
 
 
