@@ -7,6 +7,9 @@ See README.md for the tour and docs/architecture.md for the layers.
 """
 
 from . import numpy_functions as _numpy_functions  # noqa: F401  (registers __array_function__)
+import types as _types
+
+from . import allocation as _allocation
 from . import math, rules, tree
 from .dual import Dual
 from .hyperdual import HyperDual
@@ -31,6 +34,34 @@ def _load_compiled_path():
 
 
 _ON_REGISTER.append(_load_compiled_path)
+
+# SciPy's solvers (scipy.optimize.root, solve_ivp, quad, ...) seen through f's view are
+# stand-ins that differentiate their solutions (dualad/solvers, issue 42).
+from .allocation import STAND_INS as _STAND_INS  # noqa: E402
+from .solvers import stand_in as _solver_stand_in  # noqa: E402
+_STAND_INS.append(_solver_stand_in)
+
+
+def _scipy_stand_in(value):
+    """allocation.STAND_INS' hook: what f's view sees instead of a SciPy function or object
+    (dualad/scipy/, imported on the first one met: scipy stays out of import dualad); None
+    at once for anything that is not SciPy's."""
+    kind = type(value)
+    if kind is _types.FunctionType or kind is _types.MethodType:
+        owner = value.__module__
+    elif kind.__module__.startswith("_cython_"):
+        # SciPy's compiled functions (behind scipy.linalg's batching wrappers) are seen as
+        # themselves: allocation.object_view would subclass their type, which crashes CPython
+        return value if (getattr(value, "__module__", None) or "").startswith("scipy.") else None
+    else:
+        owner = kind.__module__
+    if not (owner or "").startswith("scipy."):
+        return None
+    from .scipy import stand_in  # noqa: PLC0415
+    return stand_in(value)
+
+
+_allocation.STAND_INS.append(_scipy_stand_in)
 
 # A pickled kernel is rebuilt by the transform that made it (dispatch.rebuilt), found here:
 # dispatch.py sits below the transforms and never imports them.
