@@ -421,7 +421,7 @@ class Generator:
         """np.array([...]) of scalars: an object array of duals, taken back by the next op.
         Every entry is made a number of the transform (+ 0.0 * x[0]): NumPy runs ufuncs on
         an object array entry by entry, by each entry's methods, which plain floats lack
-        (README: a documented limit)."""
+        (docs/user/limitations.md: a documented limit)."""
         items = [self.scalar(d) for _ in range(m)]
         return Node(f"np.array([{', '.join(f'({c.src} + 0.0 * x[0])' for c in items)}])", items, m)
 

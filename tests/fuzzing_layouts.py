@@ -12,7 +12,7 @@ of its statements, what the Python path got wrong while forward mode was right:
   transposes, np.sin(m.T)), kept in names and written through: NumPy decides whether the
   name is a view (the write reaches the base) or a copy (it does not);
 * arrays built from dual scalars, `np.array([[x[0], x[1]], [x[2], x[3]]])` (of entries that
-  move with x: README's one limit, a plain float among duals, is not drawn), and
+  move with x: docs/user/limitations.md: a plain float among duals, is not drawn), and
   `x = np.asarray(x)` at the top, as library code starts.
 Every value is a smooth function of x (the statements' maths is sin, cos, tanh, products,
 sums, ...; indices and masks are constants), so central differences are meaningful.
@@ -258,7 +258,7 @@ class Generator(fuzzing_arrays.Generator):
     def all_move_with_x(self, sources):
         """Whether each value changes when x does. NumPy runs a ufunc on an object array entry
         by entry, so an entry that is a plain float (a constant, or an entry np.zeros left) in
-        np.array([...]) of duals makes np.sin of it fail (README: the one limit of built arrays)."""
+        np.array([...]) of duals makes np.sin of it fail (docs/user/limitations.md: the limit of built arrays)."""
         ns = dict(NAMESPACE, x=self.x + 0.01 * np.arange(1.0, self.n + 1.0))
         with np.errstate(all="ignore"):  # a nan there moves too: only equal values are constants
             exec(compile("\n".join(self.lines), "<fuzz layouts>", "exec"), ns)

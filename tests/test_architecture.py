@@ -110,3 +110,19 @@ def test_import_dualad_loads_neither_numba_nor_scipy_nor_numpys_lazy_submodules(
     loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                        check=True).stdout)
     assert loaded == []
+
+
+def test_every_relative_link_in_the_docs_exists():
+    """README.md and docs/: each [text](path) and ![image](path) that is not a URL names an
+    existing file (the user guides link to each other, to the generated tables and to the
+    benchmark results)."""
+    pages = [ROOT / "README.md"] + sorted((ROOT / "docs").rglob("*.md"))
+    missing = []
+    for page in pages:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+            if "://" in target or target.startswith("#"):
+                continue
+            if not (page.parent / target.split("#")[0]).exists():
+                missing.append(f"{page.relative_to(ROOT)}: {target}")
+    assert len(pages) > 8
+    assert not missing, missing

@@ -1,4 +1,4 @@
-"""Special points: the README's conventions, identical on the compiled and the Python path.
+"""Special points: the conventions of docs/user/conventions.md, identical on the compiled and the Python path.
 
 One table per arity. A row is (expression, point, value, first, second): the Python path must
 give these (0, ±inf and nan exactly, other numbers to rounding), and the compiled kernels

@@ -52,7 +52,7 @@ def by_value(t):
 RULE_JIT = {"error_model": "numpy"}
 # The scalar rules are force-inlined (LLVM's alwaysinline): on wide duals they exceed LLVM's
 # own inlining threshold, and a call passes its structs through the stack (recording on
-# Active(Dual(8)) took 3.6× as long as on Dual(4); docs/architecture.md §5).
+# Active(Dual(8)) took 3.6× as long as on Dual(4); docs/decisions/0002-compiled-representation.md).
 SCALAR_JIT = dict(RULE_JIT, forceinline=True)
 
 
