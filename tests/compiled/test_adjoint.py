@@ -163,6 +163,22 @@ def _rules_function(kind):
     return numba.njit(namespace[name]), np.array(point)
 
 
+@numba.njit
+def _swaps(x):
+    """Tuple assignments of plain names, signed zero constants, and/or in tests (a hunt found
+    `a, b = b, a` lowered as a = b; b = a, and 0.0 and -0.0 merged as one constant)."""
+    a, b = x[0], x[1]
+    a, b = b, a
+    for i in range(2, len(x)):
+        if a > b:
+            a, b = b, a
+        a, b = b, a * x[i]
+    s = a + 10.0 * b
+    if x[0] > 0.0 and (x[1] < 0.0 or x[2] > 0.0):
+        s = s * x[0]
+    return s + (math.atan2(0.0, x[3]) - math.atan2(-0.0, x[3])) * x[4]
+
+
 _NP_RULES, _NP_POINT = _rules_function("np")
 _MATH_RULES, _MATH_POINT = _rules_function("math")
 X6 = np.array([0.3, -0.4, -0.7, 0.9, 0.2, 0.1])
@@ -173,6 +189,7 @@ CASES = {
     "newton": (_newton, (np.array([0.7, 1.3, 2.0, 0.2, 3.1]), 1e-12, 600), True),
     "jumps": (_jumps, (np.array([0.3, -0.4, 0.5, 0.9, -0.2, 0.1]),), False),
     "branches": (_branches, (X6, np.linspace(0.1, 0.6, 6)), False),
+    "swaps and signed zeros": (_swaps, (np.array([0.3, -0.4, 0.7, -0.9, 0.2, 1.1]),), False),
     "np rules": (_NP_RULES, (_NP_POINT,), False),
     "math rules and operators": (_MATH_RULES, (_MATH_POINT,), False),
 }
@@ -280,7 +297,21 @@ def _rebinds(x):
     return x[0]
 
 
+@numba.njit
+def _or_value(x):
+    return (x[0] or 1.0) * x[1]  # one of its operands, and that operand's derivative
+
+
+@numba.njit
+def _draws(x):
+    s = 0.0
+    for _ in range(3):
+        s += math.exp(x[0] * np.random.normal())  # the reverse sweep would draw again
+    return s
+
+
 @pytest.mark.parametrize("f, named", [
+    (_or_value, "`and`/`or` as a value"), (_draws, "a random draw"),
     (_writes, "writes into arrays"), (_whole, "`x` used as a whole array"),
     (_sliced, "a slice or a tuple index"), (_falls_off, "may end without returning a value"),
     (_builtin_max, "a call on values of the differentiated array"), (_recursive, "a recursive call"),

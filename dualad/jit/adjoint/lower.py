@@ -109,6 +109,13 @@ class _Source:
         return f"{self.name}, line {self.first_line + getattr(node, 'lineno', 1)}"
 
 
+def _draws(fn):
+    """Whether fn draws random numbers (np.random.*, a Generator's or random's methods)."""
+    owner = getattr(fn, "__self__", None)
+    modules = (getattr(fn, "__module__", None) or "", type(owner).__module__ if owner is not None else "")
+    return any(m == "random" or m.startswith("numpy.random") for m in modules)
+
+
 def _is_dispatcher(obj):
     return hasattr(obj, "py_func") and hasattr(obj, "overloads") and hasattr(obj, "targetoptions")
 
@@ -117,6 +124,7 @@ class _Lowering:
     def __init__(self, context, source, prefix, x_names):
         self.context, self.source, self.prefix, self.x_names = context, source, prefix, set(x_names)
         self.out = []
+        self.tests = set()  # ids of the and/or nodes in tests (truth values, no derivative)
         for name in self.x_names:
             if any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
                    for n in ast.walk(source.node)):
@@ -176,6 +184,9 @@ class _Lowering:
                     return Copy(Const(-value if isinstance(node.op, ast.USub) else value))
                 return Apply(rule_of_operator(node.op), (self.expr(node.operand),))
             return self.pure(node, nondiff=True)
+        if isinstance(node, ast.BoolOp) and id(node) not in self.tests:
+            # as a value, `a or b` is one of its operands (and its derivative)
+            self.fail("`and`/`or` as a value, not a test", node)
         if isinstance(node, (ast.Compare, ast.BoolOp)):
             return self.pure(node, nondiff=True)
         if isinstance(node, ast.IfExp):
@@ -211,9 +222,16 @@ class _Lowering:
             return Copy(Const(value.item() if isinstance(value, np.number) else value))
         return self.pure(node, nondiff=False, what=f"the global `{node.id}`")
 
+    def test(self, node):
+        """The atom of a branch's or a loop's test (where `and`/`or` give a truth value)."""
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.BoolOp):
+                self.tests.add(id(sub))
+        return self.expr(node)
+
     def conditional(self, node):
         """a if test else b: an If assigning a temporary."""
-        test, name = self.expr(node.test), self.context.temp()
+        test, name = self.test(node.test), self.context.temp()
         if isinstance(test, Const):
             return self.op(node.body if test.value else node.orelse)
         branches = []
@@ -230,6 +248,8 @@ class _Lowering:
         if any(isinstance(a, ast.Starred) for a in node.args):
             self.fail("a call with *args", node)
         rule = rule_of_call(fn) if fn is not None else None
+        if _draws(fn):
+            self.fail("a random draw (the reverse sweep, which recomputes, would draw again)", node)
         if fn is float and len(node.args) == 1 and not node.keywords:
             return Copy(self.expr(node.args[0]), as_float=True)
         if any(fn is f for f in _NO_DERIVATIVE_CALLS) or (rule is not None and is_piecewise_constant(rule)):
@@ -347,7 +367,14 @@ class _Lowering:
                 names = targets[0].elts
                 if not isinstance(node.value, (ast.Tuple, ast.List)) or len(node.value.elts) != len(names):
                     self.fail("tuple unpacking of anything but a tuple of the same length", node)
-                atoms = [self.expr(v) for v in node.value.elts]  # all values first, then the names
+                atoms = []  # all values first, each in a temporary, then the names
+                for value in node.value.elts:
+                    atom = self.expr(value)
+                    if isinstance(atom, Name):  # a, b = b, a: b's value, not the name b
+                        held = self.context.temp()
+                        self.out.append(Assign(held, Copy(atom), self.line(node)))
+                        atom = Name(held)
+                    atoms.append(atom)
                 for target, atom in zip(names, atoms):
                     self.assign(target, Copy(atom), node)
             elif len(targets) == 1:
@@ -363,7 +390,7 @@ class _Lowering:
             ast.copy_location(as_binop, node)
             self.assign(node.target, self.op(as_binop), node)
         elif isinstance(node, ast.If):
-            test = self.expr(node.test)
+            test = self.test(node.test)
             if isinstance(test, Const):  # the branch taken, as numba keeps it
                 self.out.extend(self.block(node.body if test.value else node.orelse))
             else:
@@ -372,7 +399,7 @@ class _Lowering:
             if node.orelse:
                 self.fail("while ... else", node)
             saved, self.out = self.out, []
-            test = self.expr(node.test)
+            test = self.test(node.test)
             header, self.out = self.out, saved
             self.out.append(Loop("while", self.block(node.body), header=header, test=test))
         elif isinstance(node, ast.For):

@@ -133,8 +133,8 @@ class _Renaming:
 def _value_key(op):
     """A key equal for operations that compute the same value (x is never written, rules are
     pure functions), or None."""
-    def typed(atom):  # 2 and 2.0 compare equal, and are not the same operand
-        return (type(atom.value), atom) if isinstance(atom, Const) else atom
+    def typed(atom):  # 2 and 2.0, 0.0 and -0.0 compare equal, and are not the same operand
+        return (type(atom.value), repr(atom.value)) if isinstance(atom, Const) else atom
 
     if isinstance(op, ReadX):
         return ("x", typed(op.index))
