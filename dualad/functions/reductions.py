@@ -19,7 +19,7 @@ def _trailing(w, k):
 
 def _expand_back(c, axes, keepdims, shape):
     """A reduced cotangent broadcast back over the reduced axes of an operand of `shape`."""
-    if not keepdims and axes:
+    if not keepdims and axes and np.ndim(c):  # a 0-d c broadcasts as it is
         c = np.expand_dims(c, axes)
     return np.broadcast_to(c, shape)
 

@@ -14,6 +14,7 @@ function of the registry (dualad/functions) from its kind, once per kind:
 
 from __future__ import annotations
 
+import functools
 
 import numpy as np
 
@@ -48,28 +49,41 @@ def _linear(entry):
 
 
 # ---- multilinear: einsum transposed ----------------------------------------------------------
-def _einsum_vjp(terms, output, sizes, values, k, c):
-    """Cotangent of operand k of einsum(terms -> output): c contracted with the other operands
-    onto k's axes. A letter of k found nowhere else was summed inside k alone: a ones vector
-    broadcasts c back along it. A letter repeated in k (a diagonal, 'ii->i') is written once
-    and copied onto the other occurrences by an identity matrix: ∂/∂A_ij = δ_ij ∂/∂A_ii."""
-    own = terms[k]
-    fresh = fresh_letters(set(sizes), ",".join(terms) + "->" + output)
-    others = [t for j, t in enumerate(terms) if j != k]
-    elsewhere = set(output).union(*others)
-    target, eyes = [], []
-    for letter in own:
-        if letter in target:
-            target.append(fresh())
-            eyes.append((letter + target[-1], np.eye(sizes[letter])))
-        else:
-            target.append(letter)
-    ones = [(x, np.ones(sizes[x])) for x in dict.fromkeys(own)
-            if x not in elsewhere and own.count(x) == 1]
-    extra = ones + eyes
-    subs = ",".join([output] + others + [t for t, _ in extra]) + "->" + "".join(target)
-    operands = [c] + [v for j, v in enumerate(values) if j != k] + [a for _, a in extra]
-    return contract(subs, *operands)
+@functools.lru_cache(maxsize=4096)
+def _einsum_vjps(subscripts, shapes):
+    """Per operand k of einsum(subscripts) on operands of these shapes: (the einsum that
+    contracts the output's cotangent c with the other operands onto k's axes, the constant
+    operands it adds). A letter of k found nowhere else was summed inside k alone: a ones
+    vector broadcasts c back along it. A letter repeated in k (a diagonal, 'ii->i') is
+    written once and copied onto the other occurrences by an identity matrix:
+    ∂/∂A_ij = δ_ij ∂/∂A_ii. Cached: a call site's einsum has the same shapes call after call."""
+    terms, output, sizes = explicit_terms(subscripts, list(shapes))
+    plans = []
+    for k, own in enumerate(terms):
+        fresh = fresh_letters(set(sizes), ",".join(terms) + "->" + output)
+        others = [t for j, t in enumerate(terms) if j != k]
+        elsewhere = set(output).union(*others)
+        target, eyes = [], []
+        for letter in own:
+            if letter in target:
+                target.append(fresh())
+                eyes.append((letter + target[-1], np.eye(sizes[letter])))
+            else:
+                target.append(letter)
+        ones = [(x, np.ones(sizes[x])) for x in dict.fromkeys(own)
+                if x not in elsewhere and own.count(x) == 1]
+        extra = ones + eyes
+        for _, a in extra:
+            a.setflags(write=False)  # shared by every call of the plan
+        subs = ",".join([output] + others + [t for t, _ in extra]) + "->" + "".join(target)
+        plans.append((subs, tuple(a for _, a in extra)))
+    return plans
+
+
+def _einsum_vjp(plan, values, k, c):
+    """Cotangent of operand k: c contracted with the other operands (see _einsum_vjps)."""
+    subs, extra = plan
+    return contract(subs, c, *(v for j, v in enumerate(values) if j != k), *extra)
 
 
 def _multilinear(entry):
@@ -81,11 +95,10 @@ def _multilinear(entry):
         split_operands = [value_and_node(op, tape) for op in operands]
         values = [v for v, _ in split_operands]
         value = value_fn(*values)
-        terms, output, sizes = explicit_terms(subscripts, [np.shape(v) for v in values])
+        plans = _einsum_vjps(subscripts, tuple(np.shape(v) for v in values))
         traced = [k for k, (_, node) in enumerate(split_operands) if node is not None]
         return record(tape, value, [split_operands[k][1] for k in traced],
-                      lambda c: tuple(_einsum_vjp(terms, output, sizes, values, k, c)
-                                      for k in traced))
+                      lambda c: tuple(_einsum_vjp(plans[k], values, k, c) for k in traced))
     return impl
 
 

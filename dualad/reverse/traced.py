@@ -276,6 +276,20 @@ def selection(fn, operands, tape, may_view=False):
     """
     split_operands = [value_and_node(op, tape) for op in operands]
     value = fn([v for v, _ in split_operands])
+    if len(operands) == 1 and split_operands[0][1] is not None and _same_entries(split_operands[0][0], value):
+        # reshape, ravel, squeeze, expand_dims of a C-contiguous array: entry i of the
+        # result is entry i of the operand, and the cotangent goes back as a reshape
+        (v, node), = split_operands
+        shape = np.shape(v)
+        result = record(tape, value, (node,), lambda c: (np.reshape(c, shape),))
+        # the operand's value as NumPy laid it out (a root, or a view not yet re-read after
+        # its root was written, which shares the root's memory): the result shares its
+        # memory, so NumPy made a view; else its layout is probed
+        root = operands[0]._base
+        as_laid_out = root is None or np.may_share_memory(operands[0]._value, root._value)
+        if may_view and (as_laid_out or _views(fn, operands[0])):
+            _make_view(result, operands[0], lambda positions: fn([positions]))
+        return result
     ids, pieces, total = [], [], 0
     for v, node in split_operands:
         # laid out as the values: NumPy reads both in the same order (ravel(order='K'))
@@ -290,12 +304,7 @@ def selection(fn, operands, tape, may_view=False):
     if not pieces:
         return value
     out_positions = np.asarray(fn(ids))
-    is_view = False
-    if may_view and len(operands) == 1:
-        # NumPy's choice of view or copy depends on the operand's layout: a view of a root
-        # array is probed on its positions in the root (np.ravel copies a view with gaps)
-        layout = operands[0]._root_positions() if isinstance(operands[0], Traced) else ids[0]
-        is_view = np.shares_memory(np.asarray(fn([layout])), layout)
+    is_view = may_view and len(operands) == 1 and _views(fn, operands[0], ids[0])
     kept = out_positions.reshape(-1)
     # entries at -1 are constants: of a constant operand, or new ones (np.pad's constant)
     mask = kept >= 0
@@ -313,6 +322,23 @@ def selection(fn, operands, tape, may_view=False):
     if is_view:
         _make_view(result, operands[0], lambda positions: fn([positions]))
     return result
+
+
+def _same_entries(operand, result):
+    """Whether result is operand's memory read in the same C order: both C-contiguous
+    ndarrays of one size starting at one address (then entry i is entry i)."""
+    return (type(operand) is np.ndarray and type(result) is np.ndarray
+            and operand.size == result.size and operand.flags.c_contiguous
+            and result.flags.c_contiguous
+            and operand.__array_interface__["data"][0] == result.__array_interface__["data"][0])
+
+
+def _views(fn, operand, ids=None):
+    """Whether NumPy makes fn's result a view of the operand. The choice depends on the
+    operand's layout: a view of a root array is probed on its positions in the root
+    (np.ravel copies a view with gaps), whose layout its value may not have kept."""
+    layout = operand._root_positions() if isinstance(operand, Traced) else ids
+    return layout is not None and np.shares_memory(np.asarray(fn([layout])), layout)
 
 
 def _make_view(result, base, of_positions):
