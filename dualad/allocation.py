@@ -578,16 +578,23 @@ def _names_a_stand_in(f, depth=3):
             return True
         if isinstance(value, types.ModuleType):
             for n in names:
-                inner = getattr(value, n, None)
+                inner = _attribute(value, n)
                 if inner is not None and (_stand_in(inner) is not None or (
                         isinstance(inner, types.ModuleType) and any(
-                            _stand_in(getattr(inner, m, None)) is not None for m in names
-                            if hasattr(inner, m)))):
+                            _stand_in(_attribute(inner, m)) is not None for m in names))):
                     return True
         elif isinstance(value, types.FunctionType) and value is not f and _users_own(value) \
                 and _names_a_stand_in(value, depth - 1):
             return True
     return False
+
+
+def _attribute(module, name):
+    """module.name or None, without the warnings a module's __getattr__ gives for names it
+    deprecates (f's code names `object` in dtype=object: numpy.object warns)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return getattr(module, name, None)
 
 
 def _filled(cell):

@@ -276,7 +276,8 @@ def selection(fn, operands, tape, may_view=False):
     """
     split_operands = [value_and_node(op, tape) for op in operands]
     value = fn([v for v, _ in split_operands])
-    if len(operands) == 1 and split_operands[0][1] is not None and _same_entries(split_operands[0][0], value):
+    if len(operands) == 1 and isinstance(operands[0], Traced) and split_operands[0][1] is not None \
+            and _same_entries(split_operands[0][0], value):
         # reshape, ravel, squeeze, expand_dims of a C-contiguous array: entry i of the
         # result is entry i of the operand, and the cotangent goes back as a reshape
         (v, node), = split_operands
