@@ -309,9 +309,57 @@ def lennard_jones_case():
                 lennard_jones.py_func, positions, lennard_jones_forces, compiled=lennard_jones, jax_f=jax_f)
 
 
+@numba.njit(cache=True)
+def lennard_jones_3d(positions):
+    n = positions.shape[0]
+    energy = 0.0
+    for i in range(n):
+        for j in range(i + 1, n):
+            dx = positions[i, 0] - positions[j, 0]
+            dy = positions[i, 1] - positions[j, 1]
+            dz = positions[i, 2] - positions[j, 2]
+            r2 = dx * dx + dy * dy + dz * dz
+            inv6 = 1.0 / (r2 * r2 * r2)
+            energy += 4.0 * (inv6 * inv6 - inv6)
+    return energy
+
+
+@numba.njit(cache=True)
+def lennard_jones_3d_forces(positions):
+    n = positions.shape[0]
+    grad = np.zeros_like(positions)
+    for i in range(n):
+        for j in range(i + 1, n):
+            d = positions[i] - positions[j]
+            r2 = np.sum(d * d)
+            inv6 = 1.0 / (r2 * r2 * r2)
+            g = 4.0 * (-12.0 * inv6 * inv6 + 6.0 * inv6) / r2
+            grad[i] += g * d
+            grad[j] -= g * d
+    return grad
+
+
+def lennard_jones_3d_case():
+    """The same energy as most molecular dynamics codes hold positions: an (N, 3) array,
+    indexed positions[i, 0] (the compiled kernel differentiates its flat view and returns
+    an (N, 3) gradient)."""
+    positions = lennard_jones_case().x.reshape(-1, 3)
+
+    def jax_f(jnp):
+        def f(r):
+            d = r[:, None, :] - r[None, :, :]
+            r2 = jnp.sum(d * d, -1) + jnp.eye(len(r))
+            inv6 = 1.0 / r2**3
+            return jnp.sum(jnp.triu(4.0 * (inv6 * inv6 - inv6), 1))
+        return f
+    return Case("Lennard-Jones energy, (N, 3) positions (numba pair loop), 27 atoms",
+                "molecular dynamics codes' form", lennard_jones_3d.py_func, positions,
+                lennard_jones_3d_forces, compiled=lennard_jones_3d, jax_f=jax_f)
+
+
 def cases(quick):
     made = [rosen_scipy(1000), two_layer_net(), gp_likelihood(), robertson(),
-            reaction_diffusion(400 if quick else 2000), kepler(), lennard_jones_case(),
+            reaction_diffusion(400 if quick else 2000), kepler(), lennard_jones_case(), lennard_jones_3d_case(),
             rosen_vectorised(10**5 if quick else 10**6)]
     try:
         made[2:2] = [statsmodels_model("Logit"), statsmodels_model("Poisson")]
@@ -333,12 +381,14 @@ def central_differences(case, h=1e-6):
     f, n = case.f, case.x.size
 
     def fd(x):
-        out = []
+        flat, out = x.reshape(-1), []
         for k in range(n):
             step = np.zeros(n)
-            step[k] = h * max(1.0, abs(x[k]))
-            out.append((np.asarray(f(x + step)) - np.asarray(f(x - step))) / (2 * step[k]))
-        return np.stack(out, axis=-1)
+            step[k] = h * max(1.0, abs(flat[k]))
+            shaped = step.reshape(x.shape)
+            out.append((np.asarray(f(x + shaped)) - np.asarray(f(x - shaped))) / (2 * step[k]))
+        result = np.stack(out, axis=-1)
+        return result.reshape(result.shape[:-1] + x.shape)
     return fd
 
 

@@ -125,8 +125,10 @@ def kernel(transform, mode, f, argnums, python, chunk=None):
     called = made(module, name, *options)
     pick = _PICKS.get((module, name)) if takes != "chunk" or chunk is None else None
     between = 1 if transform == "hvp" else 0  # hvp's kernel takes (x, v, *f's other arguments)
+    flat = _FlatView(transform, requested, f, argnums, python, chunk, between) \
+        if transform in _SHAPED_BACK and isinstance(argnums, int) else None
     compiled_path.kernels.called_from_python(called, _python_call(called, f, argnums, made, pick,
-                                                                  between))
+                                                                  between, flat))
     result = _picklable(called, transform, f, (("argnums", argnums), ("mode", requested), ("chunk", chunk)))
     if key is not None:
         _KERNELS[key] = result
@@ -277,12 +279,13 @@ _PICKS = {("kernels", "value_and_grad"): _forward("value_and_grad"),
           ("auto", "hvp"): _auto_hvp}
 
 
-def _python_call(kernel, f, argnums, made, pick, between=0):
+def _python_call(kernel, f, argnums, made, pick, between=0, flat=None):
     """What a kernel does when Python calls it: keyword arguments bound to f's parameters
     (numba kernels take positions; `between` kernel arguments that are not f's follow f's
-    first, as hvp's v), then the kernel that pick chooses for this input size N (kept per N,
-    so that a call costs a look-up), or the kernel itself where there is nothing to pick or N
-    cannot be read off (the kernel then gives its own error)."""
+    first, as hvp's v), an n-D float64 input differentiated as its flat view (`flat`), then
+    the kernel that pick chooses for this input size N (kept per N, so that a call costs a
+    look-up), or the kernel itself where there is nothing to pick or N cannot be read off
+    (the kernel then gives its own error)."""
     from . import jit
     from .jit.kernels import call_compiled
 
@@ -298,6 +301,9 @@ def _python_call(kernel, f, argnums, made, pick, between=0):
             args = tuple(np.asarray(a, np.float64)[()] if i in positions and narrow_float(a) else a
                          for i, a in enumerate(args))
             return _as_dtype(call(*args), narrow)
+        if flat is not None and len(args) > argnums and type(args[argnums]) is np.ndarray \
+                and args[argnums].ndim >= 2 and args[argnums].dtype == np.float64:
+            return flat(args)
         if pick is None:
             return call_compiled(kernel, args)
         first = args[positions[0]] if len(args) > positions[0] else None
@@ -313,6 +319,79 @@ def _python_call(kernel, f, argnums, made, pick, between=0):
         return chosen(*args)  # a kernel of its own (never this one): numba's call
 
     return call
+
+
+# Transforms whose kernels take an n-D input from Python as its flat view: the result's
+# input axes (flat, N) shaped back as the input, in C order.
+_SHAPED_BACK = {
+    "grad": (lambda r, shape: r.reshape(shape), lambda r, n: np.reshape(r, (n,))),
+    "value_and_grad": (lambda r, shape: (r[0], r[1].reshape(shape)),
+                       lambda r, n: (r[0], np.reshape(r[1], (n,)))),
+    "jacobian": (lambda r, shape: r.reshape(r.shape[:-1] + shape),
+                 lambda r, n, k=None: np.reshape(r, np.shape(r)[:np.ndim(r) - k] + (n,))),
+    "hessian": (lambda r, shape: r.reshape(shape + shape), lambda r, n: np.reshape(r, (n, n))),
+    "hvp": (lambda r, shape: r.reshape(shape), lambda r, n: np.reshape(r, (n,))),
+}
+_SHAPED_BACK["jacfwd"] = _SHAPED_BACK["jacrev"] = _SHAPED_BACK["jacobian"]
+
+
+class _FlatView:
+    """An n-D float64 input from Python (positions as an (N, 3) array), differentiated as its
+    flat view: the kernel of `transform` for flat_view(..., x_flat, ..., shape) =
+    f(..., x_flat.reshape(shape), ...), a function of the 1-D input that compiled kernels
+    take, with its results' input axes shaped back (C order, as NumPy's reshape). One
+    kernel per number of dimensions and of arguments; the shape is an argument."""
+
+    def __init__(self, transform, mode, f, argnums, python, chunk, between):
+        self.transform, self.mode, self.f, self.argnums = transform, mode, f, argnums
+        self.python, self.chunk, self.between = python, chunk, between
+        self.kernels = {}
+
+    def __call__(self, args):
+        x = args[self.argnums]
+        shape, n = x.shape, x.size
+        flat = list(args)
+        flat[self.argnums] = x.reshape(-1)
+        if self.between and len(flat) > 1:  # hvp's v, shaped as x
+            flat[1] = np.asarray(flat[1], np.float64).reshape(-1)
+        key = (x.ndim, len(args))
+        if key not in self.kernels:
+            self.kernels[key] = self._kernel(x.ndim, len(args) - self.between)
+        shape_back, _ = _SHAPED_BACK[self.transform]
+        return shape_back(self.kernels[key](*flat, shape), shape)
+
+    def _kernel(self, ndim, n_args):
+        import numba
+
+        names = [f"a{i}" for i in range(n_args)]
+        passed = [f"{a}.reshape(shape)" if i == self.argnums else a for i, a in enumerate(names)]
+        source = (f"def flat_view({', '.join(names)}, shape):\n"
+                  f"    return f({', '.join(passed)})\n")
+        namespace = {"f": compiled_function(self.f)}
+        exec(compile(source, f"<dualad flat view of {getattr(self.f, '__name__', 'f')}>", "exec"),  # noqa: S102
+             namespace)
+        view = namespace["flat_view"]
+        view.__qualname__ = view.__name__ = f"{getattr(self.f, '__name__', 'f')}_flat_view_{ndim}d"
+        return kernel(self.transform, self.mode, numba.njit(view), self.argnums,
+                      self._python(ndim), self.chunk)
+
+    def _python(self, ndim):
+        """The flat kernel's meaning on the Python path: self.python on the shaped input,
+        its input axes flattened."""
+        python, argnums, between, transform = self.python, self.argnums, self.between, self.transform
+        _, flatten = _SHAPED_BACK[transform]
+
+        def flat_python(*args):
+            args, shape = list(args[:-1]), args[-1]
+            n = int(np.prod(shape))
+            args[argnums] = np.reshape(args[argnums], shape)
+            if between:
+                args[1] = np.reshape(args[1], shape)
+            result = python(*args)
+            if transform in ("jacobian", "jacfwd", "jacrev"):
+                return flatten(result, n, ndim)
+            return flatten(result, n)
+        return flat_python
 
 
 def _narrow_inputs(args, positions):

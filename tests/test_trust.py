@@ -358,7 +358,7 @@ def _cubes(x):
 @pytest.mark.compiled
 @pytest.mark.parametrize("x, problem", [(np.array([1, 2]), "integer arrays"),
                                         (np.array(2.0), "not array(float64, 0d"),
-                                        (np.ones((2, 2)), "not array(float64, 2d")])
+                                        (np.ones(2, complex), "not array(complex128, 1d")])
 def test_compiled_hessian_names_inputs_it_cannot_take(x, problem):
     with pytest.raises(numba.core.errors.TypingError) as info:
         dualad.hessian(_cubes)(x)

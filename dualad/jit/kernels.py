@@ -90,7 +90,9 @@ def _input_problem(x):
         return ("a compiled transform of a compiled transform (nested duals) is not supported: "
                 "pass jit=False to the outer transform")
     return (f"compiled transforms differentiate a float, a 1-D float64 array or a tuple of "
-            f"them, not {x}; the Python path (jit=False) takes any shape and dtype")
+            f"them, not {x} (called from Python, an n-D float64 array is differentiated as its "
+            f"flat view; inside njit code pass x.ravel() and reshape it in f); the Python path "
+            f"(jit=False) takes any shape and dtype")
 
 
 @overload(checked_input)

@@ -250,3 +250,57 @@ def test_fs_dual_specialisations_carry_no_python_or_c_wrapper():
     float_result = _cubic.overloads[(numba.typeof(x),)]
     assert float_result.fndesc.llvm_cpython_wrapper_name in {
         function.name for function in float_result.library._final_module.functions}
+
+
+# ---- n-D inputs from Python: differentiated as their flat view, results shaped as the input -------------
+@numba.njit
+def _pair_energy(positions, strength):
+    e = 0.0
+    for i in range(positions.shape[0]):
+        for j in range(i + 1, positions.shape[0]):
+            d = positions[i] - positions[j]
+            r2 = np.sum(d * d)
+            e += strength * (1.0 / r2 ** 6 - 1.0 / r2 ** 3)
+    return e
+
+
+@numba.njit
+def _per_atom(positions):
+    return np.sin(positions[:, 0]) * positions[:, 1] + positions[:, 2] ** 2
+
+
+_POSITIONS = np.random.default_rng(3).normal(size=(4, 3)) * 2.0
+
+
+@pytest.mark.parametrize("transform, f, extra, shape", [
+    (dualad.grad, _pair_energy, (1.5,), (4, 3)),
+    (dualad.value_and_grad, _pair_energy, (1.5,), (4, 3)),
+    (dualad.jacobian, _per_atom, (), (4, 4, 3)),
+    (dualad.hessian, _pair_energy, (1.5,), (4, 3, 4, 3)),
+])
+def test_an_n_d_input_from_python_is_differentiated_as_its_flat_view(transform, f, extra, shape):
+    """An (N, 3) array of positions, as molecular codes pass it: the kernel of the flat view,
+    its result shaped as the Python path's (which takes any shape)."""
+    got = transform(f)(_POSITIONS, *extra)
+    expected = transform(f.py_func)(_POSITIONS, *extra)
+    if transform is dualad.value_and_grad:
+        assert got[0] == pytest.approx(expected[0], rel=1e-14)
+        got, expected = got[1], expected[1]
+    assert got.shape == shape
+    np.testing.assert_allclose(got, expected, rtol=1e-11, atol=1e-11)
+
+
+def test_n_d_inputs_keep_their_layout_and_are_never_modified():
+    """An F-ordered input reads as NumPy reads it (C order of its entries), hvp's v is shaped as
+    x, and the caller's arrays are unchanged."""
+    x = np.asfortranarray(_POSITIONS)
+    v = np.ones_like(_POSITIONS)
+    before, v_before = x.copy(), v.copy()
+    got = dualad.hvp(_pair_energy)(x, v, 1.5)
+    np.testing.assert_allclose(got, dualad.hvp(_pair_energy.py_func)(x, v, 1.5), rtol=1e-10, atol=1e-10)
+    assert got.shape == (4, 3)
+    np.testing.assert_array_equal(x, before)
+    np.testing.assert_array_equal(v, v_before)
+    three = np.random.default_rng(4).normal(size=(2, 2, 3)) * 2.0
+    np.testing.assert_allclose(dualad.grad(_pair_energy)(three.reshape(4, 3), 1.5).reshape(2, 2, 3),
+                               dualad.grad(_pair_energy.py_func)(three.reshape(4, 3), 1.5).reshape(2, 2, 3))
