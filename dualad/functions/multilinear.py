@@ -26,12 +26,41 @@ def contract(subscripts, *operands, pairwise=True):
     pairwise=False keeps np.einsum's own result (its layout: np.einsum's value as NumPy lays
     it out)."""
     plain = not any(is_layer(a) for a in operands)
-    if pairwise and plain and len(operands) == 2:
-        product = _pair_product(subscripts, np.shape(operands[0]), np.shape(operands[1]))
+    if pairwise and plain and len(operands) >= 2:
+        shapes = tuple(np.shape(a) for a in operands)
+        product = _pair_product(subscripts, *shapes) if len(operands) == 2 and "..." not in subscripts \
+            else _chain_product(subscripts, shapes)
         if product is not None:
             return product(*operands)
     big = plain and sum(np.size(a) for a in operands) > BLAS_SIZE
     return np.einsum(subscripts, *operands, optimize=big)
+
+
+@functools.lru_cache(maxsize=4096)
+def _chain_product(subscripts, shapes):
+    """einsum of three or more operands as matmuls pair by pair, left to right (the rules'
+    products are matrix · stack of tangents · matrix, which this order contracts in n³ per
+    tangent), keeping at each step the axes that later operands or the output name; None
+    where a step is not a matmul (see _pair_product)."""
+    terms, output, sizes = explicit_terms(subscripts, list(shapes))
+    steps, current = [], terms[0]
+    for k in range(1, len(terms)):
+        later = set(output).union(*terms[k + 1:])
+        kept = output if k == len(terms) - 1 else \
+            "".join(c for c in dict.fromkeys(current + terms[k]) if c in later)
+        step = _pair_product(f"{current},{terms[k]}->{kept}", tuple(sizes[c] for c in current),
+                             tuple(sizes[c] for c in terms[k]))
+        if step is None:
+            return None
+        steps.append(step)
+        current = kept
+
+    def product(*operands):
+        result = operands[0]
+        for step, operand in zip(steps, operands[1:]):
+            result = step(result, operand)
+        return result
+    return product
 
 
 @functools.lru_cache(maxsize=4096)

@@ -189,7 +189,19 @@ def value_and_node(x, tape):
 
 def record(tape, value, nodes, vjp):
     """A traced result: value, made from the given nodes; vjp(c) gives one cotangent per node."""
-    return Traced(value, tape, tape.record(nodes, vjp, int(np.size(value))))
+    size = value.size if type(value) is np.ndarray else int(np.size(value))
+    return Traced(value, tape, tape.record(nodes, vjp, size))
+
+
+def _all_finite(partial):
+    """Whether every entry of partial is finite: its sum is (a sum that is finite has no inf
+    or nan in it; one that overflows only takes _times's masked product, which is right
+    anyway), one pass and no boolean array."""
+    total = np.add.reduce(primal(partial), axis=None)
+    try:
+        return math.isfinite(total)
+    except TypeError:  # complex
+        return bool(np.isfinite(total))
 
 
 def leading_tape(args):
@@ -214,10 +226,7 @@ def apply_rule(rule, args):
             nodes.append(node)
             partials.append(rule.first[k](*xs, y))
             shapes.append(np.shape(x))
-            # every entry finite (a sum that is finite has no inf or nan in it; one that
-            # overflows only takes _times's masked product, which is right anyway): one
-            # pass, no boolean array
-            finite.append(bool(np.isfinite(np.add.reduce(primal(partials[-1]), axis=None))))
+            finite.append(_all_finite(partials[-1]))
     if not nodes:
         return y  # piecewise constant (floor, sign, ...) or all operands constant here
 
