@@ -47,8 +47,8 @@ def _scipy_stand_in(value):
     (dualad/scipy/, imported on the first one met: scipy stays out of import dualad); None
     at once for anything that is not SciPy's."""
     kind = type(value)
-    if kind is _types.FunctionType or kind is _types.MethodType:
-        owner = value.__module__
+    if kind is _types.FunctionType or kind is _types.MethodType or isinstance(value, type):
+        owner = value.__module__  # a class (scipy.interpolate.CubicSpline) by its own module
     elif kind.__module__.startswith("_cython_"):
         # SciPy's compiled functions (behind scipy.linalg's batching wrappers) are seen as
         # themselves: allocation.object_view would subclass their type, which crashes CPython

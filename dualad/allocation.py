@@ -527,7 +527,8 @@ class OnDemand:
         try:
             result = attempt(self.f)
         except ConversionRerun:
-            pass
+            if not views:  # not a rerun of ours (f is a view already): a stand-in's final
+                raise      # refusal, or an enclosing transform's rerun
         except Exception as error:  # noqa: BLE001 - a library call that only its view (or a
             if not views or self.views_fail_as_f:  # stand-in, scipy.stats') differentiates
                 raise                              # fails here

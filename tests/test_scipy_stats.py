@@ -285,8 +285,10 @@ def test_derivatives_are_jaxs(name, method, jax_gradients):
     (lambda x: scipy.stats.norm.entropy(0.0, x), "scipy.stats.norm.entropy is not differentiated by dualad"),
     (lambda x: norm(x, 1.0).mean(), "scipy.stats.norm(...).mean with dual parameters is not differentiated"),
 ])
-@pytest.mark.parametrize("mode", ["forward", "reverse"])
+@pytest.mark.parametrize("mode", ["forward", "reverse", "auto"])
 def test_a_derivative_without_a_closed_form_is_an_error_naming_it(call, message, mode):
+    """auto too: the cost model's recording runs f over the view it is given, where the
+    refusal must pass through (it had come back as None, a TypeError about unpacking)."""
     with pytest.raises(TypeError, match=re.escape(message)):
         dualad.grad(call, mode=mode)(3.0)
     with pytest.raises(TypeError, match=re.escape(message)):
@@ -307,8 +309,8 @@ def test_outside_the_support_the_value_is_scipys_and_constant():
     assert value == -np.inf
 
 
-# the ends of the support where the density is finite: the one-sided derivative (a hunt found
-# nan from xlogy's ∂y at (0, 0)); the discrete ones at the ends of their parameter's range
+# the ends of the support where the density is finite: the one-sided derivative (guards: nan
+# from xlogy's ∂y at (0, 0)); the discrete ones at the ends of their parameter's range
 ENDS = [
     (lambda x: scipy.stats.gamma.logpdf(x, 1.0), 0.0, -1.0),
     (lambda s: scipy.stats.gamma.logpdf(0.0, 1.0, scale=s), 2.0, -0.5),

@@ -13,6 +13,7 @@ import dualad).
     stats.py         scipy.stats' distributions, frozen or not; distributions.py their
                      closed forms; multivariate.py multivariate_normal
     linalg.py        scipy.linalg's solvers and factorisations
+    interpolate.py   scipy.interpolate's splines and interpolators (CubicSpline, BSpline, ...)
     table.py         docs/scipy.md
 """
 
@@ -20,12 +21,12 @@ from __future__ import annotations
 
 import types
 
-from . import linalg, special, stats
+from . import interpolate, linalg, special, stats
 
 __all__ = ["stand_in"]
 
 _BY_ID = {id(obj): (obj, replacement)
-          for module in (special, stats, linalg) for obj, replacement in module.STAND_INS.items()}
+          for module in (special, stats, linalg, interpolate) for obj, replacement in module.STAND_INS.items()}
 
 
 def stand_in(value):
@@ -36,4 +37,5 @@ def stand_in(value):
     if isinstance(value, types.MethodType):  # norm.logpdf kept in a global: the stand-in's
         owner = stand_in(value.__self__)
         return None if owner is None else getattr(owner, value.__name__, None)
-    return stats.stand_in_of(value)
+    found = stats.stand_in_of(value)
+    return found if found is not None else interpolate.stand_in_of(value)

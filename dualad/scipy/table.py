@@ -7,7 +7,7 @@ from __future__ import annotations
 import scipy.stats
 
 from .. import scipy_special
-from . import linalg, special, stats
+from . import interpolate, linalg, special, stats
 from .distributions import CONTINUOUS, DISCRETE
 
 _PYTHON_FUNCTIONS = [
@@ -59,6 +59,11 @@ def _linalg_rows():
             for name in linalg.__all__[:-1]]
 
 
+def _interpolate_rows():
+    return [f"| `{name}` | {_cell(getattr(interpolate, name).__doc__ or '')} |"
+            for name in interpolate.__all__ if name not in ("stand_in_of", "STAND_INS")]
+
+
 def markdown(solvers=""):
     """The page: what dualad differentiates of SciPy, how, and its conventions (solvers: the
     solvers' section, from dualad/solvers/table.py)."""
@@ -78,7 +83,7 @@ def markdown(solvers=""):
         "(value, first and second partials, each written with scipy's own ufuncs so that every order "
         "nests). A partial SciPy has no closed form for is an error that names the function and the "
         "argument: keep that argument a constant.",
-        "* **Everything else** (scipy.stats, logsumexp, scipy.linalg) converts its input to float arrays, "
+        "* **Everything else** (scipy.stats, logsumexp, scipy.linalg, scipy.interpolate) converts its input to float arrays, "
         "so the transform runs f again over a view of its globals in which these SciPy objects are "
         "stand-ins: SciPy's own function on plain numbers, and on dual numbers SciPy's value (to the "
         "last bit) with the derivatives of the closed form. Where SciPy's value is inf or nan, or the "
@@ -117,6 +122,21 @@ def markdown(solvers=""):
         "|---|---|",
         *_linalg_rows(),
         "",
+        "## scipy.interpolate",
+        "",
+        "An interpolator constructed inside f (`CubicSpline(x, y)(t)`) differentiates in its data "
+        "and its evaluation points. In the points: the derivative of the polynomial piece SciPy "
+        "evaluates (at a knot, the one SciPy's own `nu=1` uses), exact to any order. In the data: a "
+        "spline with linear boundary conditions is linear in them, and its derivative is SciPy's own "
+        "construction applied to the tangents, through the map SciPy builds from identity data (an "
+        "n x n matrix, n the number of data points); PCHIP's slopes are differentiated as SciPy's "
+        "formula. Periodic data share the derivative of y[0] = y[-1] equally. Knots and abscissae "
+        "that carry derivatives are an error.",
+        "",
+        "| stand-in | what is differentiated |",
+        "|---|---|",
+        *_interpolate_rows(),
+        "",
         "{solvers}",
         "## Not covered",
         "",
@@ -125,6 +145,9 @@ def markdown(solvers=""):
         "distribution functions of t, gamma, beta, chi2 and invgamma in their shapes).",
         "* Complex arguments (`loggamma`'s complex branch), other scipy.special functions, other "
         "distributions and methods (entropy, moments, fit, rvs), scipy.linalg beyond the table.",
+        "* scipy.interpolate beyond the table (Akima, smoothing and least-squares splines, splrep/splev, "
+        "griddata, RBF, RegularGridInterpolator's spline methods), derivatives in the knots, and a "
+        "SciPy interpolator made outside f and evaluated inside it at points that carry derivatives.",
         "* A SciPy function passed as f itself (`dualad.grad(scipy.special.logsumexp)`): wrap it "
         "(`lambda a: logsumexp(a)`), so that the view sees its stand-in.",
         "* Compiled (numba) code.",
