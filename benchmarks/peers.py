@@ -145,7 +145,9 @@ class DualadPython(Tool):
 
 
 class Jax(Tool):
-    name = "JAX (jit, float64)"
+    """JAX with NumPy in / NumPy out: the array goes to the device and the result comes back
+    as an ndarray in every call, as a NumPy caller (scipy.optimize) has it."""
+    name = "JAX (jit, float64), NumPy in / NumPy out"
     module = "jax"
 
     def _setup(self):
@@ -156,6 +158,23 @@ class Jax(Tool):
     def _wrap(self, fn):
         jax, jnp = self._setup()
         return lambda x: np.asarray(fn(jnp.asarray(x)))
+
+
+class JaxOnDevice(Jax):
+    """JAX at its best: the input is a device array made once, the result is waited for
+    (block_until_ready) and left on the device."""
+    name = "JAX (jit, float64), device arrays, block_until_ready"
+
+    def _wrap(self, fn):
+        jax, jnp = self._setup()
+        on_device = {}
+
+        def call(x):
+            held = on_device.get(id(x))
+            if held is None or held[0] is not x:
+                held = on_device[id(x)] = (x, jax.device_put(x))
+            return fn(held[1]).block_until_ready()
+        return call
 
     def rosen_grad(self):
         jax, jnp = self._setup()
@@ -170,6 +189,8 @@ class Jax(Tool):
     def scalar_second(self):
         jax, jnp = self._setup()
         second = jax.jit(jax.grad(jax.grad(lambda t: scalar_numpy(t, np=jnp))))
+        if isinstance(self, JaxOnDevice):
+            return lambda t: second(t).block_until_ready()
         return lambda t: float(second(t))
 
 
@@ -260,7 +281,8 @@ class FiniteDifferences(Tool):
 
 TOOLS = [Hand(), DualadCompiled("forward"), DualadCompiled("reverse"), DualadCompiled("auto"),
          DualadPython("forward"),
-         DualadPython("reverse"), DualadPython("auto"), Jax(), TorchFunc(), Autograd(), NumDual(),
+         DualadPython("reverse"), DualadPython("auto"), JaxOnDevice(), Jax(), TorchFunc(), Autograd(),
+         NumDual(),
          FiniteDifferences()]
 
 

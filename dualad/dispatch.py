@@ -138,9 +138,10 @@ def kernel(transform, mode, f, argnums, python, chunk=None):
 # Kernels made in this process, by what made them (transform, f, argnums, mode, chunk and
 # the cost model's figures): the same transform of the same f again (`dualad.grad(f)(x)`
 # inside a loop) is the kernel made before, as jax.jit keeps one per function, instead of a
-# new one that compiles again (1.4 s and 9 MB each time for a small Jacobian; a helper's
-# loop of fresh transforms grew to 5.3 GB, 2026-11-26). They live as long as the process,
-# as numba's dispatchers do.
+# new one that compiles again (seconds and megabytes each time, so a loop of fresh
+# transforms runs at compile speed and its memory grows without bound:
+# docs/decisions/0003-kernel-cache-and-identity.md). They live as long as the process, as
+# numba's dispatchers do.
 _KERNELS = {}
 
 
@@ -245,10 +246,10 @@ class _Learning:
 def _auto_hessian(made, jit, n, args):
     """One HyperDual block up to ONE_PASS inputs; beyond, jit.auto.pick_hessian's choice
     between HyperDual blocks and forward-over-reverse (where f records onto the tape), as
-    inside njit code (jit.auto.hessian). Measured on Rosenbrock at n = 10: forward-over-reverse
-    runs in 1.77 µs inside a compiled loop to one block's 2.27 µs (3.0 µs both from Python),
-    but a new function's first Hessian compiles in 8.0 s through the tape in Duals against
-    1.75 s for the block (benchmarks/peers.py, first_use.py). Forward-over-reverse goes
+    inside njit code (jit.auto.hessian). Up to ONE_PASS inputs forward-over-reverse is a
+    little faster inside a compiled loop and as fast from Python, but a new function's first
+    Hessian through the tape in Duals compiles about four times as long as the block
+    (docs/decisions/0001-where-cold-time-goes.md). Forward-over-reverse goes
     through the sparsity detected at x (jit.sparse.detecting_hessian), or where f does not
     record on sparsity tracers, the dense passes."""
     if n <= jit.kernels.ONE_PASS or not jit.auto.pick_hessian(

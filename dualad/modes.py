@@ -21,8 +21,10 @@ The constants are seconds per operation
 and per float on the Python path (PASS and SWEEP: the fixed cost of one pass and of one
 sweep in the transforms), measured on this project's 2-core machine by
 `python benchmarks/modes.py --calibrate`, which prints new values for them; rerun it on a
-different machine and paste its output here. The tape of the recording run is also the
-memory reverse mode needs (E floats plus the partials it keeps, reported as `tape_floats`).
+different machine and paste its output here (the figures behind the values, their dates and
+conditions: docs/decisions/0005-measured-constants-in-code.md). The tape of the recording
+run is also the memory reverse mode needs (E floats plus the partials it keeps, reported as
+`tape_floats`).
 
 On the compiled path (dualad.jit.auto) auto is forward mode where f does not compile onto
 the compiled tape. Otherwise a gradient takes the tape from COMPILED_REVERSE_FROM inputs on,
@@ -45,7 +47,7 @@ from .number import primal
 
 __all__ = ["choose_mode", "choose_hessian_mode", "ModeDecision"]
 
-# Seconds, Python path, measured 2026-11-22 (see the module docstring for how to recalibrate).
+# Seconds, Python path (`benchmarks/modes.py --calibrate`; see the module docstring).
 PASS = 1.71e-05
 SWEEP = 5.60e-06
 OP_FORWARD = 5.09e-06
@@ -54,9 +56,10 @@ OP_RECORD = 5.29e-06
 FLOAT_RECORD = 3.79e-09
 OP_SWEEP = 1.76e-06
 FLOAT_SWEEP = 2.52e-10
-# Python-path Hessian passes, measured 2026-11-29. With the Jacobian's constants the model
-# had estimated 3-9x too little (vectorised Rosenbrock, n = 1000: 5.7 s for HyperDual blocks
-# that took 21-28 s; n = 10: 0.21 ms for forward-over-reverse that took 2.0 ms).
+# Python-path Hessian passes (`benchmarks/modes.py --python-hessians`), constants of their
+# own: a HyperDual op or a Dual recording and sweep costs several times a Jacobian's Dual op,
+# so the Jacobian's constants estimate a Hessian several times too low
+# (docs/decisions/0004-hessians-and-mode-costs.md, 0005-measured-constants-in-code.md).
 HYPER_PASS = 1.12e-04
 OP_HYPER = 3.70e-05
 FLOAT_HYPER = 3.45e-09
@@ -66,9 +69,9 @@ FLOAT_OVER = 5.88e-09
 # Compiled path: the smallest N from which the compiled tape beats forward mode's gradient;
 # for Jacobians, costs in evaluations of f: a forward pass (default chunk) COMPILED_PASS, the
 # tape COMPILED_RECORD to record and COMPILED_SWEEP per output (dualad.jit.auto).
-# Measured 2026-11-23 on the tanh(W x + b) shapes and the scalar-loop Rosenbrock; the Hessian
-# costs 2026-11-26 (benchmarks/modes.py --hessians: Rosenbrock and a transcendental chain, n = 2..128;
-# the scalar rules force-inlined, the dual tape 8 tangents wide).
+# Measured on the tanh(W x + b) shapes and the scalar-loop Rosenbrock (`benchmarks/modes.py
+# --calibrate`), the Hessian costs on Rosenbrock and a transcendental chain (`--hessians`);
+# what each run measured: docs/decisions/0005-measured-constants-in-code.md.
 COMPILED_REVERSE_FROM = 12
 COMPILED_PASS = 4.3
 COMPILED_RECORD = 82.0
@@ -88,10 +91,9 @@ TANGENT_BUDGET = 2 ** 20
 
 # The Python path's auto hvp: forward (one pass of HyperDuals, its ε1ε2 part n wide, O(n²)
 # elements per operation) up to this many inputs, forward-over-reverse (one recording and
-# one sweep in Duals, O(n)) beyond. Measured on vectorised Rosenbrock (2026-11-26): forward
-# 0.23-0.55 ms for n <= 100, 2.4 ms at 200, 48 ms at 1000; forward-over-reverse 0.66-0.79
-# ms throughout. "One chunk holds every input" had kept forward up to n = 1024 (154x the
-# reverse gradient at n = 1000).
+# one sweep in Duals, O(n)) beyond: on vectorised Rosenbrock the two cross between 100 and
+# 200 inputs, and forward's O(n²) pass is far slower past them
+# (docs/decisions/0005-measured-constants-in-code.md).
 PYTHON_HVP_FORWARD_UP_TO = 128
 
 

@@ -170,8 +170,8 @@ def _pow_dxx(x, z, y):
     if is_number(z):
         if z == 0 or z == 1:
             return 0.0
-        # z − 1.0, not z − 1: an integer exponent (int64 in numba, np.int64 here) would
-        # wrap in z·(z − 1) past |z| ≈ 3.04e9 and give a wrong sign (found by a hunt)
+        # z − 1.0, not z − 1: an integer exponent (int64 in numba, np.int64 here) wraps in
+        # z·(z − 1) past |z| ≈ 3.04e9 and gives a wrong sign
         return z * (z - 1.0) * power_of(x, z - 2)
     return _product(z * (z - 1.0), power_of(x, z - 2))
 
@@ -219,8 +219,7 @@ _binary("minimum", np.minimum,
 def _whole_quotient(x, z, y):
     # k in y = x - k·z, from the value NumPy computed: floor(x/z) (or trunc) can round to the
     # next integer where the exact quotient is just below it (1 % 0.1 is 0.0999…, k = 9,
-    # while 1 / 0.1 rounds to 10.0: ∂/∂z was -10 against the value's -9; helper hunt,
-    # 2026-11-29)
+    # while 1 / 0.1 rounds to 10.0: otherwise ∂/∂z of 1 % 0.1 is -10 against the value's -9)
     return np.rint((x - y) / z)
 
 

@@ -688,8 +688,8 @@ LONG_RUN = "DUALAD_FUZZ" in os.environ
 def special_points(n):
     """Inputs at special points (0, ±1) and where intermediates overflow or underflow (±1e200,
     exp(±800)): no margin here, but the two paths must still agree there exactly, inf and
-    nan included (an overflow met in two association orders, s·(b⊗c) against (s·b)⊗c, gave
-    nan on one path and 0 on the other, 2026-11-29)."""
+    nan included (an overflow met in two association orders, s·(b⊗c) against (s·b)⊗c, is
+    nan in one and 0 in the other)."""
     mixed = np.array([0.0, 1.0, -1.0, 0.5, 2.0])[:n]
     huge = np.array([1e200, -1e200, 800.0, -800.0, 1e-200])[:n]
     return [np.zeros(n), np.ones(n), -np.ones(n), mixed, np.full(n, 1e200), huge]

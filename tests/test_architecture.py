@@ -126,3 +126,12 @@ def test_every_relative_link_in_the_docs_exists():
                 missing.append(f"{page.relative_to(ROOT)}: {target}")
     assert len(pages) > 8
     assert not missing, missing
+
+
+def test_the_architecture_document_is_short_and_undated():
+    """docs/architecture.md says how the code works today, in at most 400 lines; dates,
+    measurements' history and the options weighed live in docs/decisions/."""
+    lines = (ROOT / "docs" / "architecture.md").read_text().splitlines()
+    assert len(lines) <= 400, len(lines)
+    dated = [line for line in lines if re.search(r"\b20\d\d-\d\d-\d\d\b", line)]
+    assert not dated, dated

@@ -308,8 +308,8 @@ def test_solve_with_a_constant_stack_of_matrices_broadcasts_b(a_shape, b_shape):
 
 def test_ravel_of_a_view_with_gaps_is_a_copy_on_the_tape():
     """np.ravel copies a view with gaps or negative steps (reshape(-1) keeps a view when one
-    step fits): the tape decided view-or-copy on fresh positions, always contiguous, so a
-    write into the copy reached the base (a wrong derivative; found by an independent hunt)."""
+    step fits). Guards: the tape deciding view-or-copy on fresh positions, always contiguous,
+    so that a write into the copy reaches the base (a wrong derivative)."""
     def f(x):
         w = x * 1.0
         p = w[::2].ravel()
@@ -329,10 +329,10 @@ def test_ravel_of_a_view_with_gaps_is_a_copy_on_the_tape():
 def test_a_zero_cotangent_with_tangents_meets_finite_partials_of_an_array_as_of_scalars():
     """Where one entry's partial is infinite, a zero cotangent passes nothing through that
     entry only: log(Σ exp(x)) at x0 = inf has cotangent 0 with nan tangents (1/Σ), which
-    the finite partials of x1, x2 carry into their rows as the scalar program's do (the mask
-    had zeroed every entry of the array, rows 1-2 were 0; helper hunt, 2026-11-26). Row 0:
-    the nan tangents pass through the inf partial too (nan · inf), and the value 0 does not
-    (2026-11-29: they had been dropped with it, which made norm(x)**2's Hessian 0 at 0)."""
+    the finite partials of x1, x2 carry into their rows as the scalar program's do (guards: a
+    mask over every entry of the array, which makes rows 1-2 zero). Row 0: the nan tangents
+    pass through the inf partial too (nan · inf), and the value 0 does not (guards: the
+    tangents dropped with the value, which makes norm(x)**2's Hessian 0 at 0)."""
     x, v = np.array([np.inf, 0.5, 0.25]), np.array([0.0, 1.0, 0.0])
     array = lambda x: np.log(np.sum(np.exp(x)))  # noqa: E731
     scalar = lambda x: np.log(np.exp(x[0]) + np.exp(x[1]) + np.exp(x[2]))  # noqa: E731

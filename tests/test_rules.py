@@ -304,8 +304,8 @@ def test_nan_and_inf_propagate_and_never_raise(name, bad):
 def test_remainder_derivative_follows_the_branch_of_the_computed_value(ufunc, x, z):
     """d/dz (x mod z) = -k for the k of the value NumPy computed, y = x - k·z: x/z can round
     to the next integer where the exact quotient is just below it (1 / 0.1 is 10.0, while
-    1 % 0.1 is 0.0999…, the k = 9 branch), and -floor(x/z) gave -10 there against the
-    slope -9 of every point beside it on that branch."""
+    1 % 0.1 is 0.0999…, the k = 9 branch), and -floor(x/z) is -10 there against the slope
+    -9 of every point beside it on that branch."""
     f = lambda t: ufunc(x, t)  # noqa: E731
     got = dualad.derivative(f)(z)
     h = 1e-12 * abs(z)

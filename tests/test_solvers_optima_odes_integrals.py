@@ -56,7 +56,7 @@ SCALAR = {
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("name", SCALAR)
 def test_scalar_minimisers_differentiate_the_minimiser(name, mode):
-    """(a hunt found golden's iterations differentiated: derivative 0, and brent's wrong at 0)"""
+    """(guards: golden's iterations differentiated, derivative 0, and brent's wrong at 0)"""
     for p in (0.7, 0.0):
         assert dualad.grad(SCALAR[name], mode=mode, jit=False)(p) == pytest.approx(scalar_truth(p), rel=1e-6)
 
@@ -125,7 +125,7 @@ def test_odeint_at_its_output_times():
 
 
 def test_a_switch_that_moves_with_the_parameter_is_an_error():
-    """(a hunt found derivative 0 where the truth is e^(p - 3))"""
+    """(guards: derivative 0 where the truth is e^(p - 3))"""
     def switched(p):
         return si.solve_ivp(lambda t, y: -y + np.where(t < p, 1.0, 0.0), (0.0, 3.0), [0.0],
                             max_step=0.05).y[0, -1]
@@ -160,7 +160,7 @@ def test_quad_under_the_integral_and_at_the_limits(mode):
     lambda x, p: np.floor(x + p),
 ])
 def test_a_jump_that_moves_with_the_parameter_is_an_error(integrand):
-    """(a hunt found derivative 0 for the first two, where the truth is p and e^-p)"""
+    """(guards: derivative 0 for the first two, where the truth is p and e^-p)"""
     for mode in MODES:
         with pytest.raises(SolverDerivativeError, match="Split the integral at the jump"):
             dualad.grad(lambda p: si.quad(integrand, 0.0, 3.0, args=(p,))[0], mode=mode)(0.7)

@@ -262,7 +262,8 @@ def test_hvp_modes_agree_with_the_hessian():
 
 def test_auto_hvp_is_forward_only_while_its_one_pass_is_small(monkeypatch):
     """Forward hvp is one pass of HyperDuals n wide (O(n²)): auto takes it up to
-    modes.PYTHON_HVP_FORWARD_UP_TO inputs only (at n = 1000 it was 154x the gradient)."""
+    modes.PYTHON_HVP_FORWARD_UP_TO inputs only (past it that pass costs many times the
+    gradient: docs/decisions/0005-measured-constants-in-code.md)."""
     import dualad.transforms as transforms
 
     forward_calls = []

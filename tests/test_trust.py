@@ -415,7 +415,7 @@ def test_reverse_jacobian_rows_do_not_mix_through_infinite_partials():
     np.testing.assert_array_equal(compiled, python)
 
 
-# ---- forward-over-reverse: a zero cotangent keeps its tangents (2026-11-29) ----------------------
+# ---- forward-over-reverse: a zero cotangent keeps its tangents -----------------------------------
 # At x = 0, norm(x) has an infinite partial (sqrt at 0) and the cotangent 2·norm(x) is 0 with a
 # nan tangent: dropping that tangent with the zero value gave H = 0 where it is 2·I. No mode can
 # compute it (0 · inf); each must say so with nan, on both paths, dense, hvp and sparse.
@@ -460,7 +460,7 @@ def test_compiled_forward_over_reverse_at_a_zero_cotangent_with_tangents_is_nan_
             assert np.all(np.isnan(result[:2])), (f.__name__, n, name, result)
 
 
-# ---- an f that raises after recording much: the exception, not a crash (2026-11-29) --------------
+# ---- an f that raises after recording much: the exception, not a crash ---------------------------
 def _raises_after_inverse(x):
     s = np.sum(np.linalg.inv(x.reshape(2, 2) + 5.0 * np.eye(2)))
     if x[0] == 0.0:
@@ -471,8 +471,9 @@ def _raises_after_inverse(x):
 @pytest.mark.compiled
 def test_compiled_reverse_modes_pass_on_an_exception_raised_after_a_long_recording():
     """Compiled reverse mode reruns a raising f outside its try so that the caller gets f's
-    exception; that run's tape header was freed before f ran (numba frees an array after its
-    last use), so f recorded through a dangling pointer: a segfault with np.linalg.inv."""
+    exception; guards: that run's tape header freed before f runs (numba frees an array after
+    its last use), so that f records through a dangling pointer (a segfault with
+    np.linalg.inv)."""
     f = numba.njit(_raises_after_inverse)
     for transform in (dualad.grad(f, mode="reverse"), dualad.hessian(f, mode="forward-over-reverse")):
         for _ in range(3):

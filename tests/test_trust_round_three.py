@@ -307,7 +307,7 @@ def test_pinv_of_a_rank_deficient_matrix_at_constant_rank():
         np.testing.assert_allclose(dualad.jacobian(pinv_of_outer, mode=mode)(z), expected, atol=1e-12)
 
 
-# ---- found by the wrong-derivative hunt on the fixes above ---------------------------------------
+# ---- more of the same kinds: layouts, checked patterns, arguments --------------------------------
 def test_an_f_ordered_argument_stays_f_ordered_in_every_mode():
     x = np.asfortranarray([[1.0, 2.0], [3.0, 4.0]])
 
@@ -413,7 +413,8 @@ def test_a_sparse_jacobian_whose_output_size_follows_x_is_detected_again():
 
 
 def test_an_entry_broadcast_into_a_copy_sweeps_back_in_reverse_mode():
-    """(Found by tests/test_fuzz_layouts.py: a 0-d cotangent sum came back as a NumPy scalar.)"""
+    """(guards: a 0-d cotangent sum returned as a NumPy scalar, a case of
+    tests/test_fuzz_layouts.py's kind)"""
     def f(x):
         m = np.zeros(3)
         m[:] = x[0] * 1.0

@@ -32,7 +32,8 @@ def _alias_scopes(module):
     """(the header's scope list, the nodes' scope list): LLVM scoped no-alias metadata saying
     that a push's header accesses and its node stores never touch the same memory (they are
     separate buffers). Without it LLVM reloads the size after every node's stores, and the
-    recording's longest dependency chain ran through memory (41 -> 28 µs at n = 10^4).
+    recording's longest dependency chain runs through memory
+    (docs/decisions/0002-compiled-representation.md).
     String-named nodes, so that they merge across numba's modules."""
     domain = module.add_metadata([ir.MetaDataString(module, "dualad.tape")])
     header = module.add_metadata([ir.MetaDataString(module, "dualad.tape.header"), domain])
@@ -96,9 +97,9 @@ def passes_nothing(later, earlier):
     whose tangents are zero too (a zero value with tangents meeting a non-finite value passes
     those on: tangents_through), where earlier's value is not finite (the Python tape masks
     0 · inf there) or its tangents are all finite. A zero against a finite value whose tangent
-    is not (arctan's partial at inf: 0 + nan·ε) is a product there, whose tangent is nan: the
-    hvp of arctan(a)·b at (inf, 0) along (1, 0) had been 0 compiled, nan in Python (found by
-    a wrong-derivative hunt, 2026-11-29)."""
+    is not (arctan's partial at inf: 0 + nan·ε) is a product there, whose tangent is nan:
+    otherwise the hvp of arctan(a)·b at (inf, 0) along (1, 0) is 0 compiled, nan in
+    Python."""
     raise TypeError("dualad.jit.active.passes_nothing runs inside compiled code only")
 
 
@@ -150,8 +151,8 @@ def tangents_through(later, earlier):
     """(0 + l̇·ε) · earlier where earlier's value e is not finite: value 0 and tangents l̇·e,
     a zero lane passing nothing, as the Python tape's (0 + ċ·ε) · p (reverse/traced._times):
     the value and 0 · ė are 0 by the convention that a zero passes nothing, the tangents
-    are not dropped (they had been: the forward-over-reverse Hessian of norm(x)**2 at x = 0
-    was 0 on both tapes, where it is 2·I and only nan can be given; 2026-11-29)."""
+    are not dropped (dropped, they make the forward-over-reverse Hessian of norm(x)**2 at
+    x = 0 zero on both tapes, where it is 2·I and only nan can be given)."""
     raise TypeError("dualad.jit.active.tangents_through runs inside compiled code only")
 
 
@@ -183,8 +184,9 @@ def scaled(partial, scale):
     float where it is one on the Python tape (float_like): its chains start from a float
     cotangent 1.0, so that 1 · (a partial whose tangent is inf) keeps the inf instead of
     adding inf · 0. A Dual scale whose tangents are zero (cos(x) where x's tangent is 0) is
-    a Dual there, and inf · 0 is nan as on the Python tape (found by the wrong-derivative
-    hunt: hvp of sin(x1)·exp(x0) at x0 = 800, v = (1, 0) was inf compiled, nan in Python)."""
+    a Dual there, and inf · 0 is nan as on the Python tape (taken for a float where its
+    tangents are 0, the hvp of sin(x1)·exp(x0) at x0 = 800 along v = (1, 0) is inf compiled,
+    nan in Python)."""
     raise TypeError("dualad.jit.active.scaled runs inside compiled code only")
 
 
@@ -243,7 +245,8 @@ def _times(partial, scale):
     def dual(partial, scale):
         weight = 0.0 if passes_nothing(partial, scale) else (
             tangents_through(partial, scale) if meets_non_finite(partial, scale) else scaled(partial, scale))
-        # a select, not a branch (a branch here cost 25 % of an hvp at n = 100): a marked
+        # a select, not a branch (a branch here is a large share of an hvp:
+        # docs/decisions/0005-measured-constants-in-code.md): a marked
         # scale has zero tangents, and so has the weight; + 0.0 clears a -0.0 made by arithmetic
         first = -0.0 if marks and float_like(scale) else weight.partials[0] + 0.0
         return make_dual(weight.value, tuple_with_first(weight.partials, first))

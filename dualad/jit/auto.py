@@ -47,8 +47,9 @@ def records_onto_tape(reverse, argument_types, from_python=False):
     """Whether the tape kernel `reverse` compiles for these numba argument types (f's code
     records onto the compiled tape). from_python: the types of a call from Python, compiled
     as that call will look them up (typing a call from numba code folds the kernel's *args
-    into one tuple type, which a call from Python then compiled a second time: 5.5 s of a
-    first Hessian's 13.5 s)."""
+    into one tuple type, which a call from Python does not look up: it compiles the kernel a
+    second time, a large share of a first Hessian:
+    docs/decisions/0001-where-cold-time-goes.md)."""
     try:
         if from_python:  # *args as the call from Python passes them: a plain tuple
             reverse.compile(tuple(fold_arguments(
@@ -140,7 +141,8 @@ def pick_hessian(n_in, hyper_width, dual_width, costs):
     recordings and sweeps of `dual_pass` each. costs = (hyper_pass, dual_pass), dualad.modes'
     COMPILED_HYPER_PASS and COMPILED_DUAL_PASS. One block (n_in <= hyper_width) is forward,
     as the Python path's auto there (so both give the HyperDual conventions at special
-    points; measured within 15% of each other there)."""
+    points; the two modes cost about the same there:
+    docs/decisions/0004-hessians-and-mode-costs.md)."""
     hyper_pass, dual_pass = costs
     blocks = math.ceil(n_in / hyper_width)
     return blocks > 1 and math.ceil(n_in / dual_width) * dual_pass < blocks * (blocks + 1) / 2 * hyper_pass

@@ -356,11 +356,11 @@ def named(fn, key=None):
     counter of the process (FunctionIdentity.unique_id), and links a callee into each caller's
     library once per symbol (linkonce_odr: equal names are assumed to be equal code). A
     library loaded from disk carries the names of the process that compiled it. dualad's
-    generated closures share qualnames (one ``impl`` per rule), so a loaded tanh ``impl`` #57
-    and this process's power ``impl`` #57 were one symbol, and a kernel bound the wrong
-    one: a wrong second derivative with two processes over one cache. With the key's hash
-    in the name, equal names mean equal code; with the process token, no name meets another
-    process's."""
+    generated closures share qualnames (one ``impl`` per rule), so without a name of its own
+    a loaded tanh ``impl`` #57 and this process's power ``impl`` #57 are one symbol, and a
+    kernel binds the wrong one: a wrong second derivative with two processes over one cache.
+    With the key's hash in the name, equal names mean equal code; with the process token, no
+    name meets another process's."""
     base = _base_qualname(fn)
     fn.__dualad_qualname__ = base
     tag = hashlib.sha256(repr(key).encode()).hexdigest()[:16] if key is not None else _PROCESS
@@ -468,9 +468,9 @@ def njit(fn, **options):
 
 
 # jit options of a function only compiled code calls: numba would otherwise build a Python and
-# a C (cfunc) wrapper for it, each a module it optimises and emits machine code for (measured:
-# 37 C wrappers of overload implementations, 1 of the 5.9 s of a first grad with every cache
-# empty)
+# a C (cfunc) wrapper for it, each a module it optimises and emits machine code for (C
+# wrappers of overload implementations are about a sixth of a first grad with every cache
+# empty: docs/decisions/0001-where-cold-time-goes.md)
 COMPILED_CALLERS_ONLY = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
 
 

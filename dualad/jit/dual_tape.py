@@ -35,10 +35,11 @@ from .active import float_like, float_like_words, node_slots
 
 __all__ = ["hvp", "hessian", "block_recorder", "DEFAULT_CHUNK"]
 
-# Tangents per recording of a Hessian. Rosenbrock per Hessian, inside a compiled loop, width
-# 4 / 6 / 8 / 10 (2026-11-26): n = 30: 10.9 / 8.9 / 8.5 / 8.1 µs; n = 100: 104 / 96 / 91 / 90 µs;
-# n = 1000: 11.8 / 10.6 / 10.4 / 10.2 ms. (Before the scalar rules were force-inlined
-# (overloads.SCALAR_JIT), recording Duals of 8 tangents took 3.6× as long as of 4, and 4 was best.)
+# Tangents per recording of a Hessian, 8: on Rosenbrock's Hessians inside a compiled loop 4
+# and 6 are slower and 10 is within a few per cent. That holds with the scalar rules
+# force-inlined (overloads.SCALAR_JIT); without it a recording of 8 tangents is several times
+# slower than of 4, and 4 is the best width. Figures:
+# docs/decisions/0005-measured-constants-in-code.md.
 DEFAULT_CHUNK = 8
 
 seed_direction = compiled_only("dual_tape", "seed_direction")  # x's actives, tangent v
@@ -106,8 +107,8 @@ def propagator(width, floats=False):
     the Python tape's types exactly: duals[r] != 0 where row r's cotangent is a Dual there
     (the finisher seeds the output's). The finisher sweeps so only where the plain sweep left
     an input's adjoint not finite (a non-finite weight or adjoint passes a non-finite value
-    on whatever it meets, down to an input), which keeps the tests off the common sweep
-    (+19 % on an hvp at n = 100 when every sweep made them, 2026-11-26)."""
+    on whatever it meets, down to an input), which keeps the tests, a measurable share of an
+    hvp, off the common sweep (docs/decisions/0005-measured-constants-in-code.md)."""
     if (width, floats) in _PROPAGATORS:
         return _PROPAGATORS[width, floats]
     slots, row = node_slots(width), width + 1
@@ -197,8 +198,8 @@ def _finisher(width, columns, finite=False):
                 duals = np.zeros(output + 1)
                 duals[output] = 0.0 if float_like(scale) else 1.0
                 with_floats(nodes, output, n_in, flat, duals)
-            # an adjoint that overflowed in the sweep meets zero tangents as nan in the dense
-            # passes, also where the compressed ones read no entry (helper hunt, 2026-11-26);
+            # an adjoint that overflows in the sweep meets zero tangents as nan in the dense
+            # passes, also where the compressed ones read no entry;
             # a non-finite adjoint passes non-finite values on to every operand, down to the
             # inputs, so their rows tell
             if finite and cotangent and _not_finite(flat, 0, (width + 1) * n_in):

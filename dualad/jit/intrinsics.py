@@ -138,8 +138,9 @@ def tuple_zero(typingctx, a):
 
 @intrinsic
 def is_negative_zero(typingctx, x):
-    """Whether the float x is -0.0, bit for bit (one integer compare; math.copysign cost 30 %
-    of an hvp at n = 100, 2026-11-26)."""
+    """Whether the float x is -0.0, bit for bit (one integer compare, where math.copysign
+    costs several times as much of an hvp:
+    docs/decisions/0006-special-points-on-the-tapes.md)."""
     sig = types.boolean(types.float64)
 
     def codegen(context, builder, signature, args):

@@ -48,8 +48,8 @@ from .types import (READ_ONLY_INPUT, DualArrayType, DualMatrixType, DualTensorTy
 # Python a kernel picks per N (dualad.dispatch) and compiles that width on first use: all N
 # partials in one pass up to ONE_PASS inputs, in the narrowest of a few WIDTHS that holds N
 # (N = 10: one pass of 12, not two of 8; a few widths, so that calls at many N compile a few
-# kernels), passes of DEFAULT_CHUNK beyond (wider passes spill registers: Rosenbrock
-# n = 100 took 36 µs in passes of 12 against 25 µs in passes of 8).
+# kernels), passes of DEFAULT_CHUNK beyond (wider passes spill registers and are slower:
+# docs/decisions/0005-measured-constants-in-code.md).
 DEFAULT_CHUNK = 8
 WIDTHS = (1, 2, 4, 8, 12)
 ONE_PASS = WIDTHS[-1]
@@ -167,8 +167,9 @@ def seeded_input(f):
 
     Kernels call f(prepare(x, seeded, args), *args) themselves. A function between a kernel
     and f would be a dispatcher of its own, and numba links each callee's code into its
-    caller's module and optimises the whole again: f's code once more per level (the seeded
-    call of a large f took a third of its first Jacobian's LLVM time)."""
+    caller's module and optimises the whole again: f's code once more per level (for a large
+    f, a seeded call between them is about a third of its first Jacobian's LLVM time:
+    docs/decisions/0001-where-cold-time-goes.md)."""
     def prepare(x, seeded, args):
         raise TypeError("dualad.jit.kernels.seeded_input's function runs inside compiled kernels only")
 
@@ -573,8 +574,8 @@ def _prepared_hessian(x):
 def compiled_takes_one_pass(n_in):
     """Whether a default Hessian kernel inside njit code takes its ONE_PASS-wide block for
     n_in inputs (n = 10: one HyperDual pass, not three blocks of 8); else its blocks of
-    DEFAULT_CHUNK, which up to DEFAULT_CHUNK inputs are one symmetric block, narrower
-    (Rosenbrock n = 4 in a compiled loop: 462 ns against 1045 ns in the block of 12)."""
+    DEFAULT_CHUNK, which up to DEFAULT_CHUNK inputs are one symmetric block, narrower and
+    faster (docs/decisions/0004-hessians-and-mode-costs.md)."""
     return DEFAULT_CHUNK < n_in <= ONE_PASS
 
 
@@ -647,9 +648,10 @@ def hvp(f, python, chunk=None):
 
 # numba compiles its own implementations of np.empty, min and max in every process that
 # types a call to them (they have no disk cache); kernels, compiled for each user function,
-# call them through these helpers, which load from dualad's cache with numba's code inside
-# (measured: 5 compiles of numba's fewer in a new function's first grad, 36 in a first
-# jacobian). Sizes are the arrays' own .size (tuples.size_of says why not np.size).
+# call them through these helpers, which load from dualad's cache with numba's code inside,
+# so a new function's first grad or jacobian compiles none of them
+# (docs/decisions/0005-measured-constants-in-code.md). Sizes are the arrays' own .size
+# (tuples.size_of says why not np.size).
 _empty = register_jitable(lambda shape: np.empty(shape))
 _smaller = register_jitable(lambda a, b: min(a, b))
 _larger = register_jitable(lambda a, b: max(a, b))
@@ -682,8 +684,8 @@ def _components_of(out):
 @overload(store_partials)
 def _store_partials(out, jac, lo, count):
     """Copied off the output's components, entry by entry: a copy of each partial's column
-    and numba's broadcasting store `jac[..., k] = column` had cost 170 ns a column (the
-    3 × 3 Jacobian of an ODE's right-hand side inside a compiled loop, 2026-11-29)."""
+    and numba's broadcasting store `jac[..., k] = column` cost more than the forward pass
+    itself in a small Jacobian (docs/decisions/0004-hessians-and-mode-costs.md)."""
     if isinstance(out, DualType):
         def scalar(out, jac, lo, count):
             for j in range(count):

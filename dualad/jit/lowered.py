@@ -124,7 +124,7 @@ def _on_numbers(context, builder, fn, arg_types, args, n_results):
     as dualad's own (made at its first call, not at import); its n_results floats."""
     dispatcher = _DISPATCHERS.get(fn)
     if dispatcher is None:
-        # forceinline: LLVM's alwaysinline, as the scalar overloads had (their code is the
+        # forceinline: LLVM's alwaysinline, as the scalar overloads have (their code is the
         # caller's, whatever LLVM's size threshold says of erf's or a HyperDual's)
         dispatcher = _DISPATCHERS[fn] = cache.njit(fn, error_model="numpy", forceinline=True,
                                                    **cache.COMPILED_CALLERS_ONLY)

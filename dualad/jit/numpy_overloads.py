@@ -326,8 +326,8 @@ def _derivatives_only(x):
 def weighted(weight, x):
     """weight · x for a weighted sum of entries whose value is set afterwards (np.max/np.min,
     order statistics): a zero weight meets only x's derivatives, as the Python path weights
-    only the tangents (0 · an infinite value had made a forward dual's value nan, and every
-    derivative after it)."""
+    only the tangents (otherwise 0 · an infinite value makes a forward dual's value nan, and
+    every derivative after it)."""
     return 0.0 * derivatives_only(x) if weight == 0.0 else weight * x
 
 

@@ -51,8 +51,9 @@ def by_value(t):
 # own code keeps its own error model: only dualad's generated functions set this.
 RULE_JIT = {"error_model": "numpy"}
 # The scalar rules are force-inlined (LLVM's alwaysinline): on wide duals they exceed LLVM's
-# own inlining threshold, and a call passes its structs through the stack (recording on
-# Active(Dual(8)) took 3.6× as long as on Dual(4); docs/decisions/0002-compiled-representation.md).
+# own inlining threshold, and a call passes its structs through the stack (not inlined, a
+# recording on Active(Dual(8)) is several times slower than on Dual(4);
+# docs/decisions/0002-compiled-representation.md).
 SCALAR_JIT = dict(RULE_JIT, forceinline=True)
 
 

@@ -11,8 +11,8 @@ and buffer pool (tape._taped), then one pass over the recording reads the patter
                be nonzero)
 
 Compressed kernels take the plan as their last four arguments, after f's own arguments
-(four arrays rather than one tuple: numba types a tuple of arrays in Python, 40-120 µs a
-call from Python, an array in C):
+(four arrays rather than one tuple: numba types a tuple of arrays in Python on every call
+from Python, an array in C; docs/decisions/0007-sparsity-representation.md):
 
     plan = indptr, indices, colors, seeds   int64, int64, int64, float64 arrays
     jacobian_pattern(f)(x, *args)       -> (indptr, indices, n_in)   boolean CSR of J
@@ -125,8 +125,8 @@ def _inputs_below(nodes, start, n_in, seen, mark, stack, found, inputs=True, lim
 @register_jitable
 def _sorted_into(out, start, found, count):
     """found[:count] sorted into out[start:]: insertion sort for the short rows of sparse
-    patterns, np.sort for long ones (np.sort per row took 1.9 ms of the Brusselator's rows
-    pass at N = 32, 4096 rows; insertion sort 0.12 ms)."""
+    patterns, np.sort for long ones (np.sort per row is many times slower on the short rows
+    of a sparse pattern: docs/decisions/0007-sparsity-representation.md)."""
     if count > 32:
         out[start:start + count] = np.sort(found[:count])
         return
@@ -185,8 +185,10 @@ def hessian_rows(nodes, size, top, n_in, budget=-1):
             left -= visited_a + visited_b + 2 * (n_a + n_b) ** 2
             if n_a < 0 or n_b < 0 or left < 0:
                 return none, none
-        while rows.size < count + 2 * (n_a + n_b) ** 2:  # grown here: a helper returning
-            rows, cols = _doubled(rows), _doubled(cols)  # the arrays cost 8 of 9 ms at n = 10⁴
+        # grown here, not by a function that returns the arrays: returning them is most of
+        # the pass at n = 10⁴ (docs/decisions/0005-measured-constants-in-code.md)
+        while rows.size < count + 2 * (n_a + n_b) ** 2:
+            rows, cols = _doubled(rows), _doubled(cols)
         if flag & int(SELF):
             count = _add_pairs(rows, cols, count, first, n_a, first, n_a)
         if flag & int(CROSS):
@@ -210,8 +212,8 @@ def _add_pairs(rows, cols, count, left, n_left, right, n_right):
 @register_jitable
 def _csr_of_pairs(rows, cols, count, n):
     """(indptr, indices) of the pairs (rows[k], cols[k]), k < count, without repeats: bucketed
-    by row, each row sorted (np.unique of the pairs took 230 ms for Rosenbrock's 10⁴ rows,
-    most of the Hessian pass)."""
+    by row, each row sorted (np.unique of the pairs is most of the Hessian pass at large n:
+    docs/decisions/0007-sparsity-representation.md)."""
     starts = np.zeros(n + 1, np.int64)
     for k in range(count):
         starts[rows[k] + 1] += 1
@@ -450,8 +452,9 @@ PATTERN_BUDGET = 16
 # What a detecting Hessian keeps between calls: the last sparsity recording and its plan (a
 # lock, then the owner, address and length of one int64 buffer: n_in, size, top, colours,
 # nonzeros, the recording's node words, indptr, indices, colours). The plan is a function of
-# the recording alone, so an identical recording reuses it exactly (Rosenbrock n = 100: the
-# pattern pass and colouring took 20 of the call's 38 µs).
+# the recording alone, so an identical recording reuses it exactly (the pattern pass and
+# colouring are about half a call at Rosenbrock n = 100:
+# docs/decisions/0004-hessians-and-mode-costs.md).
 _PLAN_LOCK, _PLAN_OWNER, _PLAN_LENGTH = 0, 1, 3
 _PLAN_SLOTS = 4
 _PLAN_HEAD = 5
@@ -563,8 +566,9 @@ def detecting_hessian(f, python):
                         hess[i, indices[p]] = block[i, slot]
         return hess
 
-    # both inlined into the kernel: as dispatchers of their own, their libraries linked and
-    # optimised the recordings under them once more (a first Hessian 9.3 -> 7.4 s)
+    # both inlined into the kernel: as dispatchers of their own, their libraries link and
+    # optimise the recordings under them once more, and a first Hessian compiles longer
+    # (docs/decisions/0004-hessians-and-mode-costs.md)
     compressed = numba.njit(named(compressed), inline="always")
 
     def kernel(x, *args):

@@ -221,7 +221,8 @@ def propagate(nodes, top, n_in, adjoint):
 
 
 # The buffers a kernel keeps between calls (fresh large buffers cost a page fault per page
-# touched, which made the tape 3x slower at n = 10^4): a lock, then the capacity (in nodes),
+# touched, about twice the tape's own work at n = 10^4:
+# docs/decisions/0002-compiled-representation.md): a lock, then the capacity (in nodes),
 # owner and data address of the nodes, the length, owner and address of the sweep's
 # adjoints, and the tape's header (no allocation per call). A call that finds the lock
 # taken (recursion, threads, or a call whose f raised while holding it) uses new buffers,
@@ -319,9 +320,9 @@ def recorder(f, finish, seeder=_seed_actives, width=0, checked=None):
                 out = f(*((prepare(x, seeder(flat, extra, address_of(header)), args),) + args))
                 # header must outlive f's run: numba frees an array after its last use in this
                 # function, and f's actives hold its address as a plain integer. Without this
-                # use, the header of this run was freed before f ran, and f's nodes went to
-                # wherever the freed words pointed (a segfault in np.linalg.inv's recording
-                # when f raised after it; wrong-derivative hunt, 2026-11-29)
+                # use, the header of this run is freed before f runs, and f's nodes go to
+                # wherever the freed words point (a segfault in np.linalg.inv's recording
+                # when f raises after it)
                 keep_alive(header)
                 raise RuntimeError("the differentiated function raised an exception on one run and "
                                    "not on the next with the same arguments: compiled reverse "

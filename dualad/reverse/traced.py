@@ -241,9 +241,9 @@ def _times(partial, c, finite=True):
     partial (as the compiled tape, which skips a zero adjoint there: a Jacobian row's zero
     cotangent must not turn another row's inf into nan). Only there: a cotangent of value 0
     whose tangents are not (forward-over-reverse) meets every finite partial as a product,
-    as it does in a scalar program (the mask had covered every entry of an array with one
-    non-finite partial: log(Σ exp(x)) at x0 = inf lost its nan tangents; helper hunt,
-    2026-11-26)."""
+    as it does in a scalar program (a mask over every entry of an array with one non-finite
+    partial drops the nan tangents that log(Σ exp(x)) at x0 = inf carries into the finite
+    entries)."""
     # add and subtract have partials ±1: skip a multiplication over the whole array
     if type(partial) is float and partial in (1.0, -1.0):
         return c if partial == 1.0 else -c
@@ -254,10 +254,10 @@ def _times(partial, c, finite=True):
         product = partial * c
         if _first_order_dual(c) and _first_order_dual(product) and product.tag == c.tag:
             # a cotangent 0 + ċ·ε (forward-over-reverse) still passes its tangents: (ċ·p)·ε,
-            # lane by lane, a zero lane passing nothing. Dropping them had made the Hessian of
-            # norm(x)**2 at x = 0 zero, where it is 2·I and each mode can only give nan
-            # (sqrt's inf partial meets the nan tangent of 2·norm; wrong-derivative hunt,
-            # 2026-11-29). The value and ṗ·c are 0 by the convention above.
+            # lane by lane, a zero lane passing nothing. Dropping them with the value makes the
+            # Hessian of norm(x)**2 at x = 0 zero, where it is 2·I and each mode can only give
+            # nan (sqrt's inf partial meets the nan tangent of 2·norm). The value and ṗ·c are
+            # 0 by the convention above.
             p = np.asarray(primal(partial))[..., None]
             lanes = np.where(c.components[0] == 0, 0.0, c.components[0] * p)
             zero = np.broadcast_to(zero, product.value.shape)

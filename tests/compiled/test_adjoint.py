@@ -165,7 +165,7 @@ def _rules_function(kind):
 
 @numba.njit
 def _swaps(x):
-    """Tuple assignments of plain names, signed zero constants, and/or in tests (a hunt found
+    """Tuple assignments of plain names, signed zero constants, and/or in tests (guards:
     `a, b = b, a` lowered as a = b; b = a, and 0.0 and -0.0 merged as one constant)."""
     a, b = x[0], x[1]
     a, b = b, a

@@ -154,8 +154,8 @@ def _zero_factor(x, k):
 @pytest.mark.parametrize("k, x0", [(0, np.inf), (1, 1e-200), (2, np.inf)])
 def test_a_zero_factor_meets_a_nan_tangent_as_a_product(k, x0):
     # The Python tape multiplies 0 by a finite partial (0 · nan tangent = nan) and masks only
-    # 0 · inf; the compiled recording and sweep had dropped the zero as passing nothing
-    # (hvp 0 where the Hessian's own row and the Python path give nan; a hunt, 2026-11-29).
+    # 0 · inf. Guards: the compiled recording and sweep dropping the zero as passing nothing
+    # (hvp 0 where the Hessian's own row and the Python path give nan).
     x, v = np.array([x0, 0.0, 1.0]), np.array([1.0, 0.0, 0.0])
     with np.errstate(all="ignore"):
         expected = dualad.hvp(_zero_factor.py_func, mode="forward-over-reverse", jit=False)(x, v, k)
@@ -184,7 +184,7 @@ def _float_partials(x, k):
         return np.maximum(np.sin(x[9]), x[1] - x[0]) ** 2 * x[2]
     if k == 6:
         # a Dual cotangent without tangent (0.1's) meeting the weight x[1] = inf or nan: the
-        # Python tape adds nan · 0 there, which the compiled sweep had skipped as if a float
+        # Python tape adds nan · 0 there, which the compiled sweep must not skip as if a float
         return x[1] * np.maximum(x[2] - 1.0, 0.1) * np.maximum(x[3] - 1.0, 0.1)
     # a cotangent of value 0 with nan tangents (1 / Σ at inf) meeting np.sum's entries
     return np.log(np.sum(np.exp(x[:3]))) + x[8] * x[9]
@@ -199,9 +199,9 @@ FLOAT_PARTIAL_AUTO = dualad.hessian(_float_partials)
 @pytest.mark.parametrize("k", range(8))
 def test_float_typed_partials_at_inf_and_nan_match_the_python_path(k, special):
     """The Python tape multiplies a cotangent by a float partial as a float: no
-    0 · (an inf or nan cotangent) in the tangents. The compiled sweep had added ẇ·a with
-    ẇ = 0 for every weight, so np.maximum(x, 0.5)**2 at x = inf had a Hessian row of nan where
-    the Python path gives 2 (trust hunt, 2026-11-26; active.float_like)."""
+    0 · (an inf or nan cotangent) in the tangents. Guards: the compiled sweep adding ẇ·a
+    with ẇ = 0 for every weight, which gives np.maximum(x, 0.5)**2 at x = inf a Hessian row
+    of nan where the Python path gives 2 (active.float_like)."""
     x = np.linspace(0.3, 1.2, 16)
     x[1] = special
     v = np.linspace(-1.0, 2.0, 16)

@@ -295,8 +295,8 @@ def _vector_of_a_scalar(x):
 
 
 def test_every_transform_of_a_scalar_input_equals_the_python_path_in_value_and_shape():
-    """A float input is one seeded element, not an array of one (the compiled Hessian of a
-    scalar failed to compile; its forward-over-reverse Hessian was a 1 × 1 array)."""
+    """A float input is one seeded element, not an array of one (guards: the compiled Hessian
+    of a scalar failing to compile, its forward-over-reverse Hessian a 1 × 1 array)."""
     scalar_transforms = [dualad.grad, dualad.value_and_grad, dualad.hessian,
                          lambda f, **k: dualad.grad(f, mode="reverse", **k),
                          lambda f, **k: dualad.hessian(f, mode="forward-over-reverse", **k)]
@@ -315,8 +315,9 @@ def test_every_transform_of_a_scalar_input_equals_the_python_path_in_value_and_s
 
 def test_the_same_transform_of_the_same_function_is_made_once():
     """dualad.grad(f)(x) inside a loop: the second transform is the kernel made by the first
-    (compiled once), as jax.jit keeps one per function; each new one had compiled again (1.4 s
-    and 9 MB a time: a loop of fresh transforms grew to 5.3 GB). Other options, another."""
+    (compiled once), as jax.jit keeps one per function; a new one would compile again, in
+    seconds and megabytes a time (docs/decisions/0003-kernel-cache-and-identity.md). Other
+    options, another."""
     import time
 
     first = dualad.grad(rosen_loop, mode="reverse")

@@ -213,7 +213,7 @@ def test_eigh_svd_qr_are_exact_to_second_order():
         dualad.grad(spectrum, jit=False)(np.array([1.0, 0.0, 0.0]))
 
 
-# ---- NumPy's semantics of writes: views, overlaps, in-place operators (an independent hunt) ----
+# ---- NumPy's semantics of writes: views, overlaps, in-place operators --------------------------
 @numba.njit
 def add_into(m, x):
     m += x

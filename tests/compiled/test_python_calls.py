@@ -123,8 +123,8 @@ def test_auto_jacobian_from_python_learns_m_on_its_first_call():
 
 
 def test_hvp_keyword_arguments_go_to_f_not_to_v():
-    # found by a hunt: hvp's kernel takes (x, v, *f's other arguments); binding keywords to
-    # f's own parameters put v into `scale`
+    # guards: hvp's kernel takes (x, v, *f's other arguments); keywords bound to f's own
+    # parameters put v into `scale`
     x, v = np.linspace(0.1, 1.0, 4), np.array([1.0, 0.0, 0.0, 0.0])
     for hvp in (dualad.hvp(_weighted_rosen), dualad.hvp(_weighted_rosen, chunk=2)):
         np.testing.assert_allclose(hvp(x, v, 100.0, shift=2.0),
@@ -146,7 +146,7 @@ def _two_outputs(a, b):
 
 
 def test_auto_jacobian_of_tuple_argnums_learns_m_from_every_block():
-    # found by a hunt: the first call's M was read with np.size of a tuple of blocks
+    # guards: the first call's M read with np.size of a tuple of blocks
     jacobian = dualad.jacobian(_two_outputs, argnums=(0, 1))
     expected = dualad.jacobian(_two_outputs.py_func, argnums=(0, 1))(np.array([1.0, 2.0]), 3.0)
     for _ in range(2):

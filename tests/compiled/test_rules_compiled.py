@@ -103,9 +103,9 @@ def huge_integer_power(x):
 
 
 def test_integer_operands_never_wrap_in_a_partial():
-    """x ** N for an integer N past 3.04e9: z·(z − 1) in the second partial had wrapped in
-    int64 on the compiled path (a negative Hessian, no error); on the Python path an np.int64
-    exponent would have too. Exact: N(N − 1)·x^(N − 2) at x = 1 + 1e-10 (mpmath, 40 digits)."""
+    """x ** N for an integer N past 3.04e9. Guards: z·(z − 1) in the second partial wrapping
+    in int64 on the compiled path (a negative Hessian, no error), and on the Python path for
+    an np.int64 exponent. Exact: N(N − 1)·x^(N − 2) at x = 1 + 1e-10 (mpmath, 40 digits)."""
     x = np.array([1.0 + 1e-10])
     exact = 2.386919594102024e+19
     for hessian in (dualad.hessian(huge_integer_power, mode="forward"),

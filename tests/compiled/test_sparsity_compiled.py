@@ -342,7 +342,7 @@ X_OVERFLOW = np.concatenate([[1e-150, 1e-150, 368.0, 368.0], np.ones(12)])
 
 
 def test_the_detecting_hessian_gives_the_dense_passes_where_the_sweep_overflows():
-    # found by a helper's hunt (2026-11-26): the compressed passes had read 0 off H·S there
+    # guards: the compressed passes reading 0 off H·S there
     dense, dense_count = _passes(dualad.hessian(overflowing_adjoint, mode="forward-over-reverse"),
                                  X_OVERFLOW)
     with np.errstate(all="ignore"):

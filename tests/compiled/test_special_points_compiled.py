@@ -75,8 +75,8 @@ def test_compiled_forward_over_reverse_matches_the_python_tape(expr, x, value, g
 def test_weighted_reductions_weight_an_infinite_entry_by_zero_without_a_nan_value(name, x):
     """np.min over [1, inf, 0.5, 0.5] is 0.5: its forward derivatives (Duals, HyperDuals) are
     the tied entries' mean, as on the Python path, and an order statistic's the weighted
-    entries'; 0 · the inf entry had made the dual's value nan, and every derivative after it
-    (found by a helper's hunt, 2026-11-26; numpy_overloads.weighted)."""
+    entries'. Guards: 0 · the inf entry making the dual's value nan, and every derivative
+    after it (numpy_overloads.weighted)."""
     import numba
 
     f = numba.njit({"min": lambda x: np.min(x) * x[0], "max": lambda x: np.max(x) * x[0],
@@ -86,7 +86,7 @@ def test_weighted_reductions_weight_an_infinite_entry_by_zero_without_a_nan_valu
     x = np.array(x)
     with np.errstate(all="ignore"):
         # the tape's actives too (reverse, and forward-over-reverse, whose values are Duals):
-        # 0 · the inf entry had made the recorded value nan (helper hunt, 2026-11-26)
+        # guards: 0 · the inf entry making the recorded value nan
         for transform, mode in ((dualad.grad, "forward"), (dualad.hessian, "forward"),
                                 (dualad.grad, "reverse"), (dualad.hessian, "forward-over-reverse")):
             got = transform(f, mode=mode)(x)

@@ -310,8 +310,8 @@ class _Generator:
         return f"{name} = pop_int(SI){' != 0' if kind == 'bool' else ''}"
 
     def independent(self, loop, saves, in_arrays):
-        """Whether the loop's reverse iterations may run in any order (upward: it measured
-        1.4 -> 1.16x the hand-written Rosenbrock gradient at n = 10^4): a range loop that
+        """Whether the loop's reverse iterations may run in any order (then upward, which is
+        faster: docs/decisions/0005-measured-constants-in-code.md): a range loop that
         always runs its trip count, whose saves are indexed by iteration, and whose only
         carried adjoints are accumulators, h' = h + t or h - t with h and h' read nowhere
         else, whose adjoint passes from each iteration to the one before unchanged."""

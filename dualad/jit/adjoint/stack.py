@@ -3,8 +3,9 @@
 A stack is a header of four int64, [size, capacity, data address, owner], made once per
 call: pushes and pops read and write through the header and never rebind an array, so a
 loop that pushes holds no array that numba would reference-count at every iteration (a
-growable array reassigned inside the loop measured 22x slower). Growing doubles the data,
-which the header keeps alive by its owner (runtime.keep) until `release`.
+growable array reassigned inside the loop is many times slower:
+docs/decisions/0005-measured-constants-in-code.md). Growing doubles the data, which the
+header keeps alive by its owner (runtime.keep) until `release`.
 
 A while loop's iterations push their values and the reverse sweep pops them, last first;
 the loops inside another loop's reverse sweep push and pop on the same stacks, nested.
