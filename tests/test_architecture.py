@@ -135,3 +135,14 @@ def test_the_architecture_document_is_short_and_undated():
     assert len(lines) <= 400, len(lines)
     dated = [line for line in lines if re.search(r"\b20\d\d-\d\d-\d\d\b", line)]
     assert not dated, dated
+
+
+def test_code_comments_carry_no_history():
+    """Comments say why in the present tense: dates and wrong-derivative hunts belong in the
+    commit messages and docs/decisions/, not in dualad's code."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if re.search(r"\b20\d\d-\d\d-\d\d\b|\bhunts?\b", line):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert not found, found
