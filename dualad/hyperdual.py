@@ -17,9 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 from .dual import Dual, _as_float, fit
-from .number import from_objects, ForwardNumber, new_tag, times
+from .number import from_objects, ForwardNumber, is_layer, new_tag, times
 
-__all__ = ["HyperDual"]
+__all__ = ["HyperDual", "layer_depth"]
 
 
 def _outer(b, c):
@@ -145,3 +145,21 @@ class HyperDual(ForwardNumber):
     def __repr__(self):
         return (f"HyperDual(value={self.value!r}, eps1={self.eps1!r}, eps2={self.eps2!r}, "
                 f"eps12={self.eps12!r})")
+
+
+def layer_depth(x):
+    """How many orders of derivative x carries: 1 per Dual or Traced layer, 2 per HyperDual,
+    summed over nested layers (the maximum over a structure)."""
+    if isinstance(x, (tuple, list)):
+        return max((layer_depth(item) for item in x), default=0)
+    if isinstance(x, dict):
+        return max((layer_depth(item) for item in x.values()), default=0)
+    if isinstance(x, np.ndarray) and x.dtype == object:
+        return max((layer_depth(item) for item in x.flat), default=0)
+    if not is_layer(x):
+        return 0
+    own = 2 if isinstance(x, HyperDual) else 1
+    inner = layer_depth(x.value)
+    if isinstance(x, ForwardNumber):
+        inner = max([inner] + [layer_depth(c) for c in x.components])
+    return own + inner

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..allocation import StandInError
 from ..dual import Dual
-from ..hyperdual import HyperDual
+from ..hyperdual import HyperDual, layer_depth
 from ..number import BRANCH_LOGS, ForwardNumber, from_objects, is_layer, primal
 
 __all__ = ["MovingBranch", "has_layer", "strip", "layer_depth", "as_array", "with_value", "Floats", "bind", "call",
@@ -98,24 +98,6 @@ def strip(x):
     for key, item in x.items():
         out[key] = strip(item)
     return out
-
-
-def layer_depth(x):
-    """How many orders of derivative x carries: 1 per Dual or Traced layer, 2 per HyperDual,
-    summed over nested layers (the maximum over a structure)."""
-    if isinstance(x, (tuple, list)):
-        return max((layer_depth(item) for item in x), default=0)
-    if isinstance(x, dict):
-        return max((layer_depth(item) for item in x.values()), default=0)
-    if isinstance(x, np.ndarray) and x.dtype == object:
-        return max((layer_depth(item) for item in x.flat), default=0)
-    if not is_layer(x):
-        return 0
-    own = 2 if isinstance(x, HyperDual) else 1
-    inner = layer_depth(x.value)
-    if isinstance(x, ForwardNumber):
-        inner = max([inner] + [layer_depth(c) for c in x.components])
-    return own + inner
 
 
 def as_array(x):
