@@ -207,7 +207,9 @@ def _gradient(name):
         forward = ("kernels", name, width)
         if not jit.auto.pick(True, n, 1, width, compiled_costs()):
             return made(*forward)
-        return _on_tape(made, jit, ("tape", name), forward, args)
+        # reverse mode as inside njit code (jit.auto.value_and_grad): the generated adjoint
+        # where it covers f, the tape otherwise
+        return _on_tape(made, jit, ("adjoint", f"{name}_or_tape"), forward, args, ("tape", name))
     return pick
 
 

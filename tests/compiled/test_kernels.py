@@ -235,10 +235,11 @@ def test_compiled_jvp():
 
 
 # ---- the shared test functions through the compiled path ------------------------------------------
-# These compile for duals and must agree with the Python path; every other function of the
-# shared list uses what numba cannot compile for duals (n-D arrays, np.linalg, lists of mixed
-# types, recursive closures) and must say that jit=False works.
+# These compile for duals and must agree with the Python path (an n-D input through its flat
+# view); every other function of the shared list uses what numba cannot compile for duals
+# (np.linalg, lists of mixed types, recursive closures) and must say that jit=False works.
 COMPILES = {"rosen", "rosen_loop", "textbook", "mlp", "assignment", "matrices"}
+FLAT_VIEW = {"matrix_input"}  # an n-D input: from Python, its flat view compiles
 
 
 @pytest.mark.parametrize("name, f, x", FUNCTIONS, ids=[name for name, _, _ in FUNCTIONS])
@@ -255,6 +256,11 @@ def test_shared_functions_compiled(name, f, x):
         pullback = vjp_fn(cotangent if np.ndim(cotangent) else float(cotangent))[0]
         np.testing.assert_allclose(pullback, np.tensordot(cotangent, expected, np.ndim(cotangent)),
                                    rtol=1e-13)
+    elif name in FLAT_VIEW:
+        expected = dualad.jacobian(f)(x)
+        for mode in ("forward", "reverse", "auto"):
+            np.testing.assert_allclose(dualad.jacobian(compiled, mode=mode)(x), expected, rtol=1e-13,
+                                       err_msg=mode)
     else:
         with pytest.raises(Exception, match="jit=False") as info:
             dualad.jacobian(compiled)(x)
