@@ -125,8 +125,9 @@ def kernel(transform, mode, f, argnums, python, chunk=None):
     called = made(module, name, *options)
     pick = _PICKS.get((module, name)) if takes != "chunk" or chunk is None else None
     between = 1 if transform == "hvp" else 0  # hvp's kernel takes (x, v, *f's other arguments)
+    # (hvp's kernel puts v after f's first argument: its flat view takes argnums=0 only)
     flat = _FlatView(transform, requested, f, argnums, python, chunk, between) \
-        if transform in _SHAPED_BACK and isinstance(argnums, int) else None
+        if transform in _SHAPED_BACK and isinstance(argnums, int) and not (between and argnums) else None
     compiled_path.kernels.called_from_python(called, _python_call(called, f, argnums, made, pick,
                                                                   between, flat))
     result = _picklable(called, transform, f, (("argnums", argnums), ("mode", requested), ("chunk", chunk)))
