@@ -426,3 +426,26 @@ def test_an_entry_broadcast_into_a_copy_sweeps_back_in_reverse_mode():
     assert_all_equal(every_jacobian(f, x), expected)
     np.testing.assert_array_equal(dualad.hessian(lambda x: np.sum(f(x) ** 2), mode="forward-over-reverse")(x),
                                   [[12.0, 0.0], [0.0, 0.0]])
+
+
+def _written_then_read(x):
+    y0 = x.reshape(3, 4).copy()
+    y2 = y0.T            # an F-contiguous view of y0
+    y2[1, 1] = 0.0       # written through: the view is read again from its root
+    z = y2 * 1.0         # F-ordered, as its operand (order='K')
+    r = z.reshape(-1)    # a copy in NumPy: z is F-ordered
+    r[0] = 100.0 * x[1]  # so z is unchanged
+    return z.ravel()
+
+
+@pytest.mark.parametrize("transform", [dualad.jacfwd, dualad.jacrev])
+def test_a_view_read_again_after_a_write_keeps_its_layout(transform):
+    """A view re-read from its written root is laid out as NumPy's view is (here F), so
+    later view-or-copy choices on what is made from it are NumPy's."""
+    x = np.arange(1.0, 13.0)
+    np.testing.assert_array_equal(np.asarray(dualad.vjp(_written_then_read, x)[0]), _written_then_read(x))
+    expected = np.zeros((12, 12))
+    for k, entry in enumerate(np.arange(12).reshape(3, 4).T.ravel()):
+        if k != 4:  # y2[1, 1], written with a constant
+            expected[k, entry] = 1.0
+    np.testing.assert_array_equal(transform(_written_then_read)(x), expected)
