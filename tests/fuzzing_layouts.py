@@ -38,7 +38,10 @@ from fuzzing_arrays import CONSTANTS, N_RANGE, NAMESPACE, Rejected, Var, indent
 __all__ = ["DEFAULT_SEEDS", "ORDERS", "PROGRAM_SEEDS", "Generator", "Program"]
 
 # programs are several times longer than tests/fuzzing.py's expressions: half as many of them
-PROGRAM_SEEDS = list(range(max(1, COUNT // 2)))
+# programs that once found a wrong result, run besides the drawn ones (a view re-read after
+# a write laid out C where NumPy's is F: seeds 66, 101, 111 of this generator)
+FOUND_SEEDS = [66, 101, 111]
+PROGRAM_SEEDS = sorted(set(range(max(1, COUNT // 2))) | set(FOUND_SEEDS))
 DEFAULT_SEEDS = list(range(20))   # the programs of a run without DUALAD_FUZZ
 STATEMENTS = (10, 15)             # statements per program, inclusive
 ORDERS = ("C", "F", "K", "A")
@@ -159,14 +162,15 @@ class Generator(fuzzing_arrays.Generator):
         self.add_statement(f"{target} {op} {rhs}")
 
     def matrix_operand(self):
-        """(a matrix expression, its shape): a name, a transpose or flip of one, or a new F-ordered
-        matrix (np.sin(m.T), np.asfortranarray(m))."""
+        """(a matrix expression, its shape): a name, a transpose or flip of one, a new F-ordered
+        matrix (np.sin(m.T), np.asfortranarray(m)), or elementwise maths of a name as it is laid
+        out (a named transposed view, written and read again, is F-ordered)."""
         ms = self.of_kind("m")
         if not ms:
             raise Rejected
         b = self.pick(ms).name
         src = self.pick([b, b, f"{b}.T", f"{b}.T", f"np.sin({b}.T)", f"np.asfortranarray({b})", f"{b}[::-1]",
-                         f"({b}.T * 1.5)", f"{b}[:, ::-1]"])
+                         f"({b}.T * 1.5)", f"{b}[:, ::-1]", f"np.sin({b})", f"({b} * 1.5)"])
         return src, self.shape(src)
 
     def s_order(self):

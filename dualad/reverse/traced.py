@@ -23,8 +23,8 @@ import math
 
 import numpy as np
 
-from ..number import (ArrayLike, ForwardNumber, assign, constant_positions, from_objects, in_layout,
-                      is_layer, leader_of, positions, primal)
+from ..number import (ArrayLike, ForwardNumber, assign, constant_positions, from_objects, is_layer,
+                      leader_of, positions, primal)
 from .tape import Scattered, scatter_add, set_entries, unbroadcast
 
 __all__ = ["Traced", "leaf", "value_and_node", "record", "selection", "FUNCTIONS"]
@@ -145,13 +145,11 @@ class Traced(ArrayLike):
         if base is not None and base._version != self._base_version:
             where = self._root_positions()  # laid out as NumPy lays out this view
 
-            def read(arrays):
-                # the entries re-read from the root, laid out as the view is (y.T of a C array
-                # is F-ordered: a C copy would make NumPy's later view-or-copy choices on it,
-                # (y.T * 1.0).reshape(-1), another than NumPy's)
-                taken = arrays[0].reshape(-1)[where.reshape(-1)].reshape(where.shape)
-                return in_layout(taken, where) if type(taken) is np.ndarray else taken
-            fresh = selection(read, [base], base.tape)
+            # the entries read again from the root, by one index array laid out as the view
+            # is: NumPy lays out the result as the index (y.T of a C array is F-ordered; a C
+            # copy would make NumPy's later view-or-copy choices on it, (y.T * 1.0).reshape(-1),
+            # another than NumPy's), and so do the layers' selections, tangents included
+            fresh = selection(lambda arrays: arrays[0].reshape(-1)[where], [base], base.tape)
             self._value, self._node = fresh._value, fresh._node
             self._base_version = base._version
 
