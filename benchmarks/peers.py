@@ -159,23 +159,6 @@ class Jax(Tool):
         jax, jnp = self._setup()
         return lambda x: np.asarray(fn(jnp.asarray(x)))
 
-
-class JaxOnDevice(Jax):
-    """JAX at its best: the input is a device array made once, the result is waited for
-    (block_until_ready) and left on the device."""
-    name = "JAX (jit, float64), device arrays, block_until_ready"
-
-    def _wrap(self, fn):
-        jax, jnp = self._setup()
-        on_device = {}
-
-        def call(x):
-            held = on_device.get(id(x))
-            if held is None or held[0] is not x:
-                held = on_device[id(x)] = (x, jax.device_put(x))
-            return fn(held[1]).block_until_ready()
-        return call
-
     def rosen_grad(self):
         jax, jnp = self._setup()
         return self._wrap(jax.jit(jax.grad(lambda x: rosen_numpy(x, np=jnp))))
@@ -192,6 +175,23 @@ class JaxOnDevice(Jax):
         if isinstance(self, JaxOnDevice):
             return lambda t: second(t).block_until_ready()
         return lambda t: float(second(t))
+
+
+class JaxOnDevice(Jax):
+    """JAX at its best: the input is a device array made once, the result is waited for
+    (block_until_ready) and left on the device."""
+    name = "JAX (jit, float64), device arrays, block_until_ready"
+
+    def _wrap(self, fn):
+        jax, jnp = self._setup()
+        on_device = {}
+
+        def call(x):
+            held = on_device.get(id(x))
+            if held is None or held[0] is not x:
+                held = on_device[id(x)] = (x, jax.device_put(x))
+            return fn(held[1]).block_until_ready()
+        return call
 
 
 class TorchFunc(Tool):

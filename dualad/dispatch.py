@@ -300,18 +300,20 @@ def _python_call(kernel, f, argnums, made, pick, between=0, flat=None):
     def call(*args, **kwargs):
         if kwargs:
             args = _positional(signature, args, kwargs, argnums)
-        narrow = _narrow_inputs(args, positions)
-        if narrow is not None:  # float32 (float16) inputs: computed in float64, returned so
-            args = tuple(np.asarray(a, np.float64)[()] if i in positions and narrow_float(a) else a
-                         for i, a in enumerate(args))
-            return _as_dtype(call(*args), narrow)
-        if flat is not None and len(args) > argnums and type(args[argnums]) is np.ndarray \
-                and args[argnums].ndim >= 2 and args[argnums].dtype == np.float64:
-            return flat(args)
+        first = args[positions[0]] if len(args) > positions[0] else None
+        # the common call, one float64 vector, goes straight to the pick
+        vector = len(positions) == 1 and type(first) is np.ndarray and first.dtype == np.float64
+        if not vector or first.ndim != 1:
+            narrow = _narrow_inputs(args, positions)
+            if narrow is not None:  # float32 (float16) inputs: computed in float64, returned so
+                args = tuple(np.asarray(a, np.float64)[()] if i in positions and narrow_float(a) else a
+                             for i, a in enumerate(args))
+                return _as_dtype(call(*args), narrow)
+            if flat is not None and vector and first.ndim >= 2:
+                return flat(args)
         if pick is None:
             return call_compiled(kernel, args)
-        first = args[positions[0]] if len(args) > positions[0] else None
-        n = first.size if len(positions) == 1 and type(first) is np.ndarray else _input_size(args, positions)
+        n = first.size if vector else _input_size(args, positions)
         chosen = chosen_for.get(n)
         if chosen is None:
             if n is None:
