@@ -1,5 +1,7 @@
 """Timing helpers shared by the benchmark scripts: medians of repeats, Markdown tables."""
 
+import os
+import sys
 import time
 from pathlib import Path
 
@@ -53,9 +55,17 @@ def table(header, rows):
     return "\n".join(lines)
 
 
+def stamp():
+    """When, how and on what load a result was measured: its first line."""
+    command = " ".join(["python", f"benchmarks/{Path(sys.argv[0]).name}"] + sys.argv[1:])
+    return (f"*Measured {time.strftime('%Y-%m-%d %H:%M')} by `{command}`, load average "
+            f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores.*")
+
+
 def save(name, text):
+    """results/name.md: the stamp, then text."""
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{name}.md").write_text(text + "\n")
+    (RESULTS / f"{name}.md").write_text(stamp() + "\n\n" + text + "\n")
 
 
 def save_part(name, part, text):
@@ -65,7 +75,7 @@ def save_part(name, part, text):
     path = RESULTS / f"{name}.md"
     begin, end = f"<!-- {part} -->", f"<!-- /{part} -->"
     old = path.read_text() if path.exists() else ""
-    block = f"{begin}\n{text}\n{end}"
+    block = f"{begin}\n{stamp()}\n\n{text}\n{end}"
     if begin in old and end in old:
         new = old[:old.index(begin)] + block + old[old.index(end) + len(end):]
     else:

@@ -486,8 +486,7 @@ def main(argv=None):
         print(f"{case.name}: {time.perf_counter() - start:.1f} s", flush=True)
     header = ["case", "form of", "N", "by hand"] + [f"{c} (× hand)" for c in COLUMNS] + ["object arrays"]
     text = ("### Real code as it is written: time per derivative, and its ratio to the hand-written one\n\n"
-            f"{time.strftime('%Y-%m-%d %H:%M')}, `python benchmarks/real_code.py{' --quick' if args.quick else ''}`, "
-            "load average " + f"{__import__('os').getloadavg()[0]:.2f}" + "\n\n" + table(header, rows))
+            + table(header, rows))
     print(text)
     if not args.case:
         save("real_code", text)
