@@ -359,7 +359,10 @@ class _FlatView:
         flat = list(args)
         flat[self.argnums] = x.reshape(-1)
         if self.between and len(flat) > 1:  # hvp's v, shaped as x
-            flat[1] = np.asarray(flat[1], np.float64).reshape(-1)
+            v = np.asarray(flat[1], np.float64)
+            if v.shape != shape:
+                raise ValueError(f"hvp: v has shape {v.shape}, x has shape {shape}: give v the shape of x")
+            flat[1] = v.reshape(-1)
         key = (x.ndim, len(args))
         if key not in self.kernels:
             self.kernels[key] = self._kernel(x.ndim, len(args) - self.between)
@@ -385,7 +388,8 @@ class _FlatView:
         """The flat kernel's meaning on the Python path: self.python on the shaped input,
         its input axes flattened."""
         python, argnums, between, transform = self.python, self.argnums, self.between, self.transform
-        _, flatten = _SHAPED_BACK[transform]
+        # a gradient kernel's Python equivalent is value_and_grad (as for every gradient factory)
+        _, flatten = _SHAPED_BACK["value_and_grad" if transform == "grad" else transform]
 
         def flat_python(*args):
             args, shape = list(args[:-1]), args[-1]

@@ -63,3 +63,18 @@ def test_unsupported_numpy_function_names_itself():
     with pytest.raises(TypeError, match="gcd"):
         np.gcd(Dual(np.ones(4), np.ones((4, 1))), 2)
 
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: np.matmul(np.ones((0, 2, 2)), x.reshape(2, 2)),
+    lambda x: np.einsum("...i,...i->...i", np.ones((0, 4)), x.reshape(1, 4)),
+    lambda x: np.einsum("ab,bc,cd->ad", np.ones((2, 0)), np.ones((0, 1)), x.reshape(1, 4)),
+    lambda x: np.linalg.inv(np.ones((0, 2, 2)) + x.reshape(2, 2)),
+    lambda x: np.linalg.det(np.ones((0, 2, 2)) + x.reshape(2, 2)),
+])
+def test_contractions_with_empty_axes_have_empty_or_zero_jacobians(f):
+    """Length-0 axes reach np.einsum itself (the matmul plans size every letter at least 1)."""
+    x = np.array([1.0, 2.0, 3.0, 5.0])
+    expected = np.zeros(np.shape(f(x)) + x.shape)
+    for transform in (dualad.jacfwd, dualad.jacrev):
+        np.testing.assert_array_equal(transform(f)(x), expected)

@@ -42,6 +42,8 @@ def _chain_product(subscripts, shapes):
     products are matrix · stack of tangents · matrix, which this order contracts in n³ per
     tangent), keeping at each step the axes that later operands or the output name; None
     where a step is not a matmul (see _pair_product)."""
+    if any(0 in shape for shape in shapes):
+        return None  # explicit_terms sizes letters at least 1: np.einsum takes empty axes
     terms, output, sizes = explicit_terms(subscripts, list(shapes))
     steps, current = [], terms[0]
     for k in range(1, len(terms)):

@@ -304,6 +304,8 @@ def test_n_d_inputs_keep_their_layout_and_are_never_modified():
     assert got.shape == (4, 3)
     np.testing.assert_array_equal(x, before)
     np.testing.assert_array_equal(v, v_before)
+    with pytest.raises(ValueError, match="give v the shape of x"):
+        dualad.hvp(_pair_energy)(x, v.ravel(), 1.5)
     three = np.random.default_rng(4).normal(size=(2, 2, 3)) * 2.0
     np.testing.assert_allclose(dualad.grad(_pair_energy)(three.reshape(4, 3), 1.5).reshape(2, 2, 3),
                                dualad.grad(_pair_energy.py_func)(three.reshape(4, 3), 1.5).reshape(2, 2, 3))
