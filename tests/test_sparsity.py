@@ -389,3 +389,18 @@ def test_sparse_results_go_straight_into_scipy_solvers():
     result = minimize(rosen, np.full(12, 0.8), method="trust-constr", jac=dualad.grad(rosen),
                       hess=hess, options={"gtol": 1e-10, "maxiter": 500})
     np.testing.assert_allclose(result.x, np.ones(12), atol=1e-6)
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: np.dot(x[0], x[1]) * x,
+    lambda x: np.einsum(",->", x[0], x[1]) * x,
+    lambda x: np.inner(x[0], 2.0) * x,
+    lambda x: np.tensordot(x[0], x[1], 0) * x,
+    lambda x: np.dot(x[0], 0.0) * x + x,  # a zero constant: no dependence through the product
+])
+def test_products_of_zero_d_operands_are_traced(f):
+    """einsum's assignments of 0-d operands alone: one, reached where the constants are nonzero."""
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(dualad.jacobian(f, sparsity=True)(x).toarray(), dualad.jacobian(f)(x))
+    pattern = dualad.jacobian_sparsity(f)(x).toarray()
+    assert not np.any((dualad.jacobian(f)(x) != 0) & ~pattern.astype(bool))

@@ -310,6 +310,11 @@ def _assignments(letters, terms, masks, sizes):
     constant operand (mask not None) is nonzero for some value of its other letters."""
     shape = tuple(sizes[c] for c in letters)
     constant = [j for j, m in enumerate(masks) if m is not None]
+    if not letters:
+        # 0-d operands only (np.dot(x[0], x[1])): one assignment, reached where every constant
+        # is nonzero; the key "" (never a letter) carries how many there are to _flat_index
+        reached = all(bool(masks[j]) for j in constant)
+        return {"": np.zeros(1 if reached else 0, dtype=np.intp)}
     if constant:
         present = [c for c in letters if any(c in terms[j] for j in constant)]
         reached = np.einsum(",".join(terms[j] for j in constant) + "->" + "".join(present),
