@@ -18,6 +18,7 @@ import scipy.interpolate
 from scipy.interpolate import CubicSpline
 
 import dualad
+from helpers import richardson_jacobian
 from dualad import allocation
 from dualad.scipy import interpolate as stand_ins
 from dualad.scipy.values import NotDifferentiated
@@ -52,16 +53,7 @@ def test_a_spline_made_outside_f_is_evaluated_at_points_with_derivatives():
 
 
 def _differences(f, x, h=1e-5):
-    """∂f/∂x by central differences, Richardson extrapolated: shape f(x).shape + x.shape."""
-    def central(step):
-        columns = []
-        for index in np.ndindex(x.shape):
-            e = np.zeros_like(x)
-            e[index] = step
-            columns.append((np.asarray(f(x + e)) - np.asarray(f(x - e))) / (2 * step))
-        return np.moveaxis(np.array(columns).reshape(x.shape + np.shape(f(x))),
-                           list(range(x.ndim)), list(range(-x.ndim, 0)))
-    return (4 * central(h / 2) - central(h)) / 3
+    return richardson_jacobian(f, x, h)
 
 
 def _periodic(z):

@@ -16,6 +16,7 @@ import pytest
 import scipy.special as sp
 
 import dualad
+from helpers import richardson_jacobian
 from dualad.scipy_special import ARGUMENTS, SCIPY_RULES
 
 mp.mp.dps = 30
@@ -370,16 +371,7 @@ REDUCTIONS = {
 
 
 def _central(f, x, h=1e-4):
-    """∂f/∂x by central differences, Richardson extrapolated: shape f(x).shape + x.shape."""
-    def at(step):
-        out = []
-        for index in np.ndindex(x.shape):
-            e = np.zeros_like(x)
-            e[index] = step
-            out.append((np.asarray(f(x + e)) - np.asarray(f(x - e))) / (2 * step))
-        return np.moveaxis(np.array(out).reshape(x.shape + np.shape(f(x))), list(range(x.ndim)),
-                           list(range(-x.ndim, 0)))
-    return (4 * at(h / 2) - at(h)) / 3
+    return richardson_jacobian(f, x, h)
 
 
 @pytest.mark.parametrize("name", sorted(REDUCTIONS))
