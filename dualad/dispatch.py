@@ -329,14 +329,16 @@ def _python_call(kernel, f, argnums, made, pick, between=0, flat=None):
 
 # Transforms whose kernels take an n-D input from Python as its flat view: the result's
 # input axes (flat, N) shaped back as the input, in C order.
+# Each entry: (the kernel's result shaped as the input of `shape`, the Python path's result
+# for an input of k dimensions and n entries flattened).
 _SHAPED_BACK = {
-    "grad": (lambda r, shape: r.reshape(shape), lambda r, n: np.reshape(r, (n,))),
+    "grad": (lambda r, shape: r.reshape(shape), lambda r, n, k: np.reshape(r, (n,))),
     "value_and_grad": (lambda r, shape: (r[0], r[1].reshape(shape)),
-                       lambda r, n: (r[0], np.reshape(r[1], (n,)))),
+                       lambda r, n, k: (r[0], np.reshape(r[1], (n,)))),
     "jacobian": (lambda r, shape: r.reshape(r.shape[:-1] + shape),
-                 lambda r, n, k=None: np.reshape(r, np.shape(r)[:np.ndim(r) - k] + (n,))),
-    "hessian": (lambda r, shape: r.reshape(shape + shape), lambda r, n: np.reshape(r, (n, n))),
-    "hvp": (lambda r, shape: r.reshape(shape), lambda r, n: np.reshape(r, (n,))),
+                 lambda r, n, k: np.reshape(r, np.shape(r)[:np.ndim(r) - k] + (n,))),
+    "hessian": (lambda r, shape: r.reshape(shape + shape), lambda r, n, k: np.reshape(r, (n, n))),
+    "hvp": (lambda r, shape: r.reshape(shape), lambda r, n, k: np.reshape(r, (n,))),
 }
 _SHAPED_BACK["jacfwd"] = _SHAPED_BACK["jacrev"] = _SHAPED_BACK["jacobian"]
 
@@ -397,10 +399,7 @@ class _FlatView:
             args[argnums] = np.reshape(args[argnums], shape)
             if between:
                 args[1] = np.reshape(args[1], shape)
-            result = python(*args)
-            if transform in ("jacobian", "jacfwd", "jacrev"):
-                return flatten(result, n, ndim)
-            return flatten(result, n)
+            return flatten(python(*args), n, ndim)
         return flat_python
 
 

@@ -33,3 +33,19 @@ def richardson_jacobian(f, x, h):
         return np.moveaxis(np.array(columns).reshape(x.shape + np.shape(f(x))),
                            list(range(x.ndim)), list(range(-x.ndim, 0)))
     return (4 * central(h / 2) - central(h)) / 3
+
+
+def assert_second_order_three_ways(f, x, atol, differences):
+    """The Hessian of a weighted sum of f's output by HyperDual blocks, forward over reverse
+    and jacfwd of jacrev agree (rtol 1e-10, atol), and match differences of the gradient
+    (differences(gradient, x): a central-difference Jacobian)."""
+    import dualad
+
+    weights = np.linspace(0.5, 1.5, np.size(f(x))).reshape(np.shape(f(x)))
+
+    def g(x):
+        return np.sum(weights * f(x))
+    hessian = dualad.hessian(g, mode="forward")(x)
+    np.testing.assert_allclose(dualad.hessian(g, mode="forward-over-reverse")(x), hessian, rtol=1e-10, atol=atol)
+    np.testing.assert_allclose(dualad.jacfwd(dualad.jacrev(g))(x), hessian, rtol=1e-10, atol=atol)
+    np.testing.assert_allclose(hessian, differences(dualad.grad(g), x), rtol=1e-6, atol=1e-7)

@@ -18,7 +18,7 @@ import scipy.interpolate
 from scipy.interpolate import CubicSpline
 
 import dualad
-from helpers import richardson_jacobian
+from helpers import assert_second_order_three_ways, richardson_jacobian
 from dualad import allocation
 from dualad.scipy import interpolate as stand_ins
 from dualad.scipy.values import NotDifferentiated
@@ -163,14 +163,7 @@ def test_jacobian_value_and_second_order(name):
     np.testing.assert_array_equal(value, f(x))
     if name not in SECOND:
         return
-    weights = np.linspace(0.5, 1.5, np.size(f(x))).reshape(np.shape(f(x)))
-
-    def g(x):
-        return np.sum(weights * f(x))
-    hessian = dualad.hessian(g, mode="forward")(x)
-    np.testing.assert_allclose(dualad.hessian(g, mode="forward-over-reverse")(x), hessian, rtol=1e-10, atol=1e-11)
-    np.testing.assert_allclose(dualad.jacfwd(dualad.jacrev(g))(x), hessian, rtol=1e-10, atol=1e-11)
-    np.testing.assert_allclose(hessian, _differences(dualad.grad(g), x), rtol=1e-6, atol=1e-7)
+    assert_second_order_three_ways(f, x, 1e-11, _differences)
 
 
 def test_linear_in_the_data():

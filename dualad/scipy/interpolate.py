@@ -284,7 +284,20 @@ class _StandInType(type):
             "_scipy_class" in cls.__dict__ and isinstance(obj, cls._scipy_class))
 
 
-class _Interpolant(metaclass=_StandInType):
+class _OnSciPyObject(metaclass=_StandInType):
+    """A stand-in object holding SciPy's own object on the values (_scipy), whose public
+    attributes it shows where it has none of its own."""
+
+    def __repr__(self):
+        return f"<dualad stand-in of {_WHERE}.{type(self).__name__}>"
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._scipy, name)
+
+
+class _Interpolant(_OnSciPyObject):
     """Shared by the 1-D piecewise-polynomial stand-ins: SciPy's object on the values
     (_scipy) and the coefficients that carry derivatives (_coefficients, or None)."""
 
@@ -295,9 +308,6 @@ class _Interpolant(metaclass=_StandInType):
         self = object.__new__(cls)
         self._scipy, self._coefficients, self._pieces_cache = scipy_object, coefficients, None
         return self
-
-    def __repr__(self):
-        return f"<dualad stand-in of {_WHERE}.{type(self).__name__}>"
 
     @property
     def _layered(self):
@@ -640,7 +650,7 @@ def _extrapolates(fill_value):
     return isinstance(fill_value, str) and fill_value == "extrapolate"
 
 
-class interp1d(metaclass=_StandInType):  # noqa: N801 - SciPy's name
+class interp1d(_OnSciPyObject):  # noqa: N801 - SciPy's name
     """interp1d(x, y, kind, axis, bounds_error, fill_value, assume_sorted): every kind
     (linear, nearest, nearest-up, previous, next, zero, slinear, quadratic, cubic, an integer
     order), differentiable in y, fill_value and the points; fill_value and bounds_error as
@@ -671,14 +681,6 @@ class interp1d(metaclass=_StandInType):  # noqa: N801 - SciPy's name
             self._y = np.moveaxis(self._scipy.y, ax, 0)
         self._order = kind if isinstance(kind, int) else _SPLINE_KINDS.get(kind)
         self._spline = None
-
-    def __repr__(self):
-        return f"<dualad stand-in of {_WHERE}.interp1d>"
-
-    def __getattr__(self, name):
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self._scipy, name)
 
     @property
     def y(self):
@@ -749,7 +751,7 @@ def _grid_points(xi, ndim):
     return xi
 
 
-class RegularGridInterpolator(metaclass=_StandInType):
+class RegularGridInterpolator(_OnSciPyObject):
     """RegularGridInterpolator(points, values, method, bounds_error, fill_value): methods linear
     and nearest differentiable in values, fill_value and the points xi (SciPy's cell of each
     point: the one to its right at a grid point, the last one at the grid's end); the spline
@@ -771,14 +773,6 @@ class RegularGridInterpolator(metaclass=_StandInType):
                          for i in range(len(self._scipy.grid)))
             values = values[flip]
         self._values = values
-
-    def __repr__(self):
-        return f"<dualad stand-in of {_WHERE}.RegularGridInterpolator>"
-
-    def __getattr__(self, name):
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self._scipy, name)
 
     @property
     def values(self):
