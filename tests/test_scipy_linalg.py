@@ -318,3 +318,13 @@ def test_a_gaussian_process_likelihood_through_cho_solve():
                                rtol=1e-10)
     value, _ = dualad.value_and_grad(gp_log_likelihood)(theta)
     assert value == gp_log_likelihood(theta)
+
+
+def test_logm_second_order_of_a_larger_matrix_warns_that_it_is_slow():
+    """logm's Hessian costs n⁴/2 Fréchet blocks and an n⁶ tensor: said, not silent."""
+    from dualad.scipy.linalg import SLOW_SECOND_ORDER, _FRECHET
+    n = SLOW_SECOND_ORDER
+    a = np.eye(n) * 2.0 + 0.1 * RNG.normal(size=(n, n))
+    _FRECHET.clear()
+    with pytest.warns(dualad.SlowPathWarning, match="logm's second derivatives at n = 6"):
+        dualad.hessian(lambda x: np.sum(scipy.linalg.logm(x.reshape(n, n))), mode="forward")(a.ravel())

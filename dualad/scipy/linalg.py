@@ -42,7 +42,7 @@ import scipy.linalg
 
 from ..functions.linalg import GAP_RTOL
 from ..functions.registry import stack_lists
-from ..number import ForwardNumber, is_layer, primal
+from ..number import ForwardNumber, SlowPathWarning, is_layer, primal
 from ..reverse.traced import Traced, record
 from ..hyperdual import layer_depth
 from .values import NotDifferentiated, has_layer, on_values, scipy_valued
@@ -571,6 +571,12 @@ class _Frechet:
         """T[i, j, a, b, c, d] = L²(A, E_ab, E_cd)[i, j] (symmetric in the pairs)."""
         if self._second is None:
             n, a, s = self.n, self.a, self.scale
+            if n >= SLOW_SECOND_ORDER:
+                warnings.warn(
+                    f"scipy.linalg.logm's second derivatives at n = {n}: {n * n * (n * n + 1) // 2} "
+                    f"logarithms of {4 * n} x {4 * n} blocks and an n^6 tensor of {n ** 6} floats, "
+                    "slow from n = 6 on (its first derivatives cost one 2n block per direction)",
+                    SlowPathWarning, stacklevel=2)
             zero = np.zeros_like(a)
             basis = np.eye(n * n).reshape(n * n, n, n)
             t = np.zeros((n, n, n * n, n * n))
@@ -582,6 +588,9 @@ class _Frechet:
             self._second = t.reshape((n,) * 6)
         return self._second
 
+
+# From this size on, logm's second order (n⁴/2 blocks of 4n, an n⁶ tensor) warns that it is slow.
+SLOW_SECOND_ORDER = 6
 
 _FRECHET: dict = {}  # (f, shape, bytes of A) -> _Frechet: the last few matrices (a Hessian's passes)
 
